@@ -1,0 +1,33 @@
+// Softmax cross-entropy against next-token targets read straight from the GPU token stream.
+#pragma once
+#include "vk/program.h"
+
+namespace attn::ops {
+
+struct CrossEntropyPush { uint32_t B, T, V; };
+static_assert(sizeof(CrossEntropyPush) == 12);
+struct MeanPush { uint32_t n, slot; };
+static_assert(sizeof(MeanPush) == 8);
+
+// losses (B,T) from logits (B,T,V); target of (b,t) is tokens[offsets[b]+t+1]
+inline void crossentropy_forward(KernelCache& kc, Program& pr, BufferRange losses, BufferRange logits,
+                                 BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V) {
+    CrossEntropyPush p{B, T, V};
+    pr.dispatch(kc.get("crossentropy_forward", 4, sizeof p), {logits, tokens, offsets, losses}, p, uint64_t(B) * T);
+}
+
+// dlogits (B,T,V) of the mean loss
+inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlogits, BufferRange logits,
+                                  BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V) {
+    CrossEntropyPush p{B, T, V};
+    pr.dispatch(kc.get("crossentropy_backward", 4, sizeof p), {logits, tokens, offsets, dlogits}, p, uint64_t(B) * T);
+}
+
+// result[slot] = mean(values[0..n)), result[slot+1] = 1 if any is NaN/Inf
+inline void mean_forward(KernelCache& kc, Program& pr, BufferRange result, BufferRange values, uint32_t n,
+                         uint32_t slot) {
+    MeanPush p{n, slot};
+    pr.dispatch(kc.get("mean_forward", 2, sizeof p), {values, result}, p, 1);
+}
+
+}  // namespace attn::ops

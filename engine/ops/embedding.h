@@ -1,0 +1,28 @@
+// Token + position embedding: forward gathers rows, backward scatters gradients (no atomics).
+#pragma once
+#include "vk/program.h"
+
+namespace attn::ops {
+
+struct EmbeddingPush { uint32_t B, T, C, use_pos; };
+static_assert(sizeof(EmbeddingPush) == 16);
+struct EmbeddingBackPush { uint32_t B, T, C, V, use_pos; };
+static_assert(sizeof(EmbeddingBackPush) == 20);
+
+// out (B,T,C) = wte[tokens[offsets[b]+t]] + wpe[t]
+inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange tokens, BufferRange offsets,
+                              BufferRange wte, BufferRange wpe, uint32_t B, uint32_t T, uint32_t C, bool use_pos) {
+    EmbeddingPush p{B, T, C, use_pos ? 1u : 0u};
+    pr.dispatch(kc.get("embedding_forward", 5, sizeof p), {tokens, offsets, wte, wpe, out}, p, uint64_t(B) * T * C);
+}
+
+// dwte (V,C), dwpe (T,C) from dout (B,T,C); both are overwritten.
+inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, BufferRange dwpe, BufferRange dout,
+                               BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t C, uint32_t V,
+                               bool use_pos) {
+    EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u};
+    pr.dispatch(kc.get("embedding_backward", 5, sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
+                uint64_t(V) * C + (use_pos ? uint64_t(T) * C : 0));
+}
+
+}  // namespace attn::ops

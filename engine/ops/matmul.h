@@ -1,0 +1,28 @@
+// Linear layer: out = inp @ w^T + bias (optional ReLU); backward computes dinp, dw, dbias in one dispatch.
+#pragma once
+#include "vk/program.h"
+
+namespace attn::ops {
+
+struct MatmulPush { uint32_t M, N, K, has_bias, relu; };
+static_assert(sizeof(MatmulPush) == 20);
+struct MatmulBackPush { uint32_t M, N, K, has_bias, relu, want_dinp, accumulate; };
+static_assert(sizeof(MatmulBackPush) == 28);
+
+// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N)
+inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
+                           BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false) {
+    MatmulPush p{M, N, K, has_bias, relu};
+    pr.dispatch(kc.get("matmul_forward", 4, sizeof p), {inp, w, bias, out}, p, uint64_t(M) * N);
+}
+
+// dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
+inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange dbias,
+                            BufferRange dout, BufferRange inp, BufferRange w, BufferRange out, uint32_t M, uint32_t N,
+                            uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate) {
+    MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
+    uint64_t n = (want_dinp ? uint64_t(M) * K : 0) + uint64_t(N) * K + (has_bias ? N : 0);
+    pr.dispatch(kc.get("matmul_backward", 7, sizeof p), {dout, inp, w, out, dinp, dw, dbias}, p, n);
+}
+
+}  // namespace attn::ops

@@ -1,0 +1,118 @@
+// Corpus loading with clear errors, UTF-8 character tokenizer, train/val split.
+#include "train/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "vk/check.h"
+
+namespace attn {
+
+static constexpr size_t MAX_CORPUS_BYTES = 100ull << 20;  // 100 MiB: 4 bytes a token on the GPU
+
+bool decode_utf8(const std::string& s, std::vector<uint32_t>& out, size_t* bad) {
+    out.clear();
+    out.reserve(s.size());
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    size_t n = s.size(), i = 0;
+    while (i < n) {
+        uint32_t c = p[i];
+        int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (len == 0 || i + len > n) { if (bad) *bad = i; return false; }
+        uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+        for (int k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80) { if (bad) *bad = i; return false; }
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        static const uint32_t min_for_len[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min_for_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) { if (bad) *bad = i; return false; }
+        out.push_back(cp);
+        i += len;
+    }
+    return true;
+}
+
+std::string encode_utf8(uint32_t cp) {
+    std::string s;
+    if (cp < 0x80) s += char(cp);
+    else if (cp < 0x800) { s += char(0xC0 | (cp >> 6)); s += char(0x80 | (cp & 0x3F)); }
+    else if (cp < 0x10000) { s += char(0xE0 | (cp >> 12)); s += char(0x80 | ((cp >> 6) & 0x3F)); s += char(0x80 | (cp & 0x3F)); }
+    else { s += char(0xF0 | (cp >> 18)); s += char(0x80 | ((cp >> 12) & 0x3F)); s += char(0x80 | ((cp >> 6) & 0x3F)); s += char(0x80 | (cp & 0x3F)); }
+    return s;
+}
+
+Dataset Dataset::from_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        throw Error("corpus '" + path + "' does not exist: pass a UTF-8 text file with --data FILE, or run scripts/setup.sh to fetch tiny Shakespeare");
+    if (fs::is_directory(path, ec))
+        throw Error("corpus '" + path + "' is a directory: pass a UTF-8 text file with --data FILE");
+    auto size = fs::file_size(path, ec);
+    if (ec) throw Error("cannot read corpus '" + path + "': " + ec.message());
+    if (size > MAX_CORPUS_BYTES)
+        throw Error("corpus '" + path + "' is " + std::to_string(size >> 20) + " MiB, more than the 100 MiB limit: use a smaller text file");
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("cannot open corpus '" + path + "': check its permissions");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return from_text(ss.str(), path);
+}
+
+Dataset Dataset::from_text(const std::string& text, const std::string& name) {
+    if (text.empty()) throw Error("corpus '" + name + "' is empty: give it some text to learn from");
+    if (text.size() > MAX_CORPUS_BYTES)
+        throw Error("corpus '" + name + "' is more than the 100 MiB limit: use a smaller text file");
+    if (text.find('\0') != std::string::npos)
+        throw Error("corpus '" + name + "' looks binary (it contains NUL bytes): pass a UTF-8 text file");
+    Dataset d;
+    d.m_name = name;
+    d.m_bytes = text.size();
+    std::vector<uint32_t> cps;
+    size_t bad = 0;
+    if (!decode_utf8(text, cps, &bad))
+        throw Error("corpus '" + name + "' is not valid UTF-8 (first bad byte at offset " + std::to_string(bad) +
+                    "): convert it, e.g. with 'iconv -f latin1 -t utf-8'");
+    d.m_vocab = cps;
+    std::sort(d.m_vocab.begin(), d.m_vocab.end());
+    d.m_vocab.erase(std::unique(d.m_vocab.begin(), d.m_vocab.end()), d.m_vocab.end());
+    if (d.m_vocab.size() < 2)
+        throw Error("corpus '" + name + "' has only one distinct character: there is nothing to predict; use a real text");
+    d.m_tokens.resize(cps.size());
+    for (size_t i = 0; i < cps.size(); i++)
+        d.m_tokens[i] = uint32_t(std::lower_bound(d.m_vocab.begin(), d.m_vocab.end(), cps[i]) - d.m_vocab.begin());
+    d.m_n_train = size_t(0.9 * double(d.m_tokens.size()));  // the lecture's n = int(0.9*len(data))
+    return d;
+}
+
+void Dataset::check_block_size(int block_size) const {
+    size_t need = size_t(block_size) + 1;
+    if (n_train() < need || n_val() < need)
+        throw Error("corpus '" + m_name + "' is too short for block size " + std::to_string(block_size) + ": its " +
+                    std::to_string(n_val()) + "-character validation split needs at least " + std::to_string(need) +
+                    " (use a longer text, about " + std::to_string(need * 10) + " characters, or a smaller --block-size)");
+}
+
+std::vector<uint32_t> Dataset::encode(const std::string& s) const {
+    std::vector<uint32_t> cps, ids;
+    if (!decode_utf8(s, cps, nullptr)) return ids;
+    for (uint32_t c : cps) {
+        auto it = std::lower_bound(m_vocab.begin(), m_vocab.end(), c);
+        if (it != m_vocab.end() && *it == c) ids.push_back(uint32_t(it - m_vocab.begin()));
+    }
+    return ids;
+}
+
+bool Dataset::knows(uint32_t c) const { return std::binary_search(m_vocab.begin(), m_vocab.end(), c); }
+
+std::string Dataset::decode(uint32_t id) const { return id < m_vocab.size() ? encode_utf8(m_vocab[id]) : std::string("?"); }
+
+std::string Dataset::decode(const std::vector<uint32_t>& ids) const {
+    std::string s;
+    for (uint32_t id : ids) s += decode(id);
+    return s;
+}
+
+}  // namespace attn

@@ -1,0 +1,43 @@
+// Dataset: a UTF-8 corpus, its character tokenizer (sorted unique code points) and the 90/10 split.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+class Dataset {
+public:
+    // Reads and checks a corpus file; throws attn::Error with a one-line message on any problem.
+    static Dataset from_file(const std::string& path);
+    // Same checks on text already in memory (`name` is shown in messages).
+    static Dataset from_text(const std::string& text, const std::string& name);
+
+    const std::string& name() const { return m_name; }
+    size_t bytes() const { return m_bytes; }
+    int vocab_size() const { return int(m_vocab.size()); }
+    const std::vector<uint32_t>& tokens() const { return m_tokens; }  // whole corpus, encoded
+    size_t n_train() const { return m_n_train; }                       // first 90%
+    size_t n_val() const { return m_tokens.size() - m_n_train; }       // last 10%
+
+    std::vector<uint32_t> encode(const std::string& s) const;  // unknown characters are skipped
+    std::string decode(const std::vector<uint32_t>& ids) const;
+    std::string decode(uint32_t id) const;
+    bool knows(uint32_t codepoint) const;
+
+    // Refuses a block size this corpus cannot fill (each split needs block_size+1 tokens).
+    void check_block_size(int block_size) const;
+
+private:
+    std::string m_name;
+    size_t m_bytes = 0;
+    std::vector<uint32_t> m_vocab;  // id -> code point, sorted
+    std::vector<uint32_t> m_tokens;
+    size_t m_n_train = 0;
+};
+
+// UTF-8 helpers; decode_utf8 returns false (and the byte offset) on invalid input.
+bool decode_utf8(const std::string& s, std::vector<uint32_t>& out, size_t* bad_offset);
+std::string encode_utf8(uint32_t cp);
+
+}  // namespace attn

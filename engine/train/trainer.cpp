@@ -1,0 +1,204 @@
+// The training loop: batches picked on the CPU, everything else recorded once and replayed on the GPU.
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops/adamw.h"
+
+namespace attn {
+
+Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
+    : m_ctx(ctx), m_data(data), m_cfg(cfg), m_kc(ctx), m_rng(cfg.seed), m_eval_rng(cfg.seed ^ 0x5eedULL) {
+    auto errs = validate(cfg);
+    if (!errs.empty()) throw Error(errs.front().message);
+    data.check_block_size(cfg.block_size);
+    m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size());
+    size_t need = m_model->bytes_needed(cfg.batch_size) + data.tokens().size() * 4;
+    if (need > ctx.device_memory_bytes())
+        throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
+                    " has " + std::to_string(ctx.device_memory_bytes() >> 20) + " MiB: lower --batch-size or --block-size");
+    m_model->init(cfg.seed);
+    m_tokens = Buffer(ctx, data.tokens().size() * 4);
+    m_tokens.upload(data.tokens());
+    m_gen_tokens = Buffer(ctx, (cfg.block_size + 1) * 4, true);
+    m_gen_offsets = Buffer(ctx, 4, true);
+    m_gen_offsets.fill_zero();
+    m_hyper = Buffer(ctx, sizeof(ops::AdamWHyper), true);
+    m_gen_act = std::make_unique<Activations>(ctx, cfg, data.vocab_size(), 1, true);
+    m_gen_prog = std::make_unique<Program>(ctx);
+    m_gen_prog->begin();
+    m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, false);
+    m_gen_prog->end();
+    build_programs();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::build_programs() {
+    int B = m_cfg.batch_size, T = m_cfg.block_size;
+    m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
+    m_offsets = Buffer(m_ctx, B * 4, true);
+    m_eval_offsets = Buffer(m_ctx, B * 4, true);
+    size_t nh = m_cfg.kind == ModelKind::Bigram ? 0 : 1;
+    m_att_display = Buffer(m_ctx, size_t(B) * nh * T * T * 4);
+    m_att_display.fill_zero();
+    m_last_offsets.assign(B, 0);
+
+    m_step_prog = std::make_unique<Program>(m_ctx);
+    auto& s = *m_step_prog;
+    s.begin();
+    m_model->record_forward(s, *m_act, m_tokens, m_offsets, true);
+    s.barrier("backward reads the forward activations");
+    m_model->record_backward(s, *m_act, m_tokens, m_offsets);
+    s.barrier("AdamW reads every gradient");
+    m_model->record_update(s, m_hyper);
+    if (nh) s.copy(m_act->att, 0, m_att_display, 0, m_att_display.bytes());
+    s.end();
+
+    m_eval_prog = std::make_unique<Program>(m_ctx);
+    m_eval_prog->begin();
+    m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, true);
+    m_eval_prog->end();
+
+    m_grad_prog = std::make_unique<Program>(m_ctx);
+    m_grad_prog->begin();
+    m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, true);
+    m_grad_prog->barrier("backward reads the forward activations");
+    m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets);
+    m_grad_prog->end();
+}
+
+void Trainer::set_live(const Config& c) {
+    auto errs = validate(c);
+    if (!errs.empty()) throw Error(errs.front().message);
+    bool rebatch = c.batch_size != m_cfg.batch_size;
+    int keep_block = m_cfg.block_size, keep_embd = m_cfg.n_embd, keep_hs = m_cfg.head_size;
+    ModelKind keep_kind = m_cfg.kind;
+    uint64_t keep_seed = m_cfg.seed;
+    bool keep_causal = m_cfg.causal;
+    std::string keep_preset = m_cfg.preset;
+    m_cfg = c;
+    m_cfg.block_size = keep_block; m_cfg.n_embd = keep_embd; m_cfg.head_size = keep_hs;
+    m_cfg.kind = keep_kind; m_cfg.seed = keep_seed; m_cfg.causal = keep_causal; m_cfg.preset = keep_preset;
+    if (rebatch) build_programs();
+}
+
+void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {
+    size_t T = m_cfg.block_size;
+    Rng& rng = val ? m_eval_rng : m_rng;
+    size_t base = val ? m_data.n_train() : 0;
+    size_t len = val ? m_data.n_val() : m_data.n_train();
+    for (auto& o : offs) o = uint32_t(base + rng.below(len - T));  // the lecture's randint(len(data) - block_size)
+}
+
+void Trainer::write_hyper() {
+    double t = m_step + 1;
+    ops::AdamWHyper h{m_cfg.lr, 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
+                      float(1.0 - std::pow(0.999, t))};
+    std::memcpy(m_hyper.mapped(), &h, sizeof h);
+}
+
+StepResult Trainer::step() {
+    sample_batch(m_last_offsets, false);
+    std::memcpy(m_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
+    write_hyper();
+    StepResult r;
+    r.gpu_ms = m_step_prog->run();
+    const float* res = static_cast<const float*>(m_act->result.mapped());
+    r.loss = res[0];
+    r.finite = res[1] == 0.0f && std::isfinite(res[0]);
+    m_step++;
+    return r;
+}
+
+EvalResult Trainer::estimate_loss() {
+    EvalResult e;
+    std::vector<uint32_t> offs(m_cfg.batch_size);
+    const float* res = static_cast<const float*>(m_act->result.mapped());
+    for (int split = 0; split < 2; split++) {
+        double sum = 0;
+        for (int i = 0; i < m_cfg.eval_iters; i++) {
+            sample_batch(offs, split == 1);
+            std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
+            m_eval_prog->run();
+            sum += res[0];
+        }
+        (split == 0 ? e.train : e.val) = sum / m_cfg.eval_iters;
+    }
+    return e;
+}
+
+void Trainer::set_batch(const std::vector<uint32_t>& offsets) {
+    if (offsets.size() != size_t(m_cfg.batch_size)) throw Error("internal error: set_batch needs batch_size offsets");
+    m_last_offsets = offsets;
+    std::memcpy(m_offsets.mapped(), offsets.data(), offsets.size() * 4);
+}
+
+float Trainer::forward_backward() {
+    m_grad_prog->run();
+    return static_cast<const float*>(m_act->result.mapped())[0];
+}
+
+float Trainer::forward_loss() {
+    std::memcpy(m_eval_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
+    m_eval_prog->run();
+    return static_cast<const float*>(m_act->result.mapped())[0];
+}
+
+std::vector<float> Trainer::read_attention() const {
+    return m_att_display.read<float>(m_att_display.bytes() / 4);
+}
+
+std::vector<uint32_t> Trainer::last_batch_tokens(int b) const {
+    std::vector<uint32_t> out;
+    if (b < 0 || b >= int(m_last_offsets.size())) return out;
+    const auto& toks = m_data.tokens();
+    for (int t = 0; t < m_cfg.block_size; t++) out.push_back(toks[m_last_offsets[b] + t]);
+    return out;
+}
+
+std::string Trainer::generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<uint32_t> ctx = m_data.encode(prompt);
+    if (ctx.empty()) ctx.push_back(0);  // the lecture starts from token 0 (a newline in tiny Shakespeare)
+    int T = m_cfg.block_size, V = m_data.vocab_size();
+    std::vector<uint32_t> out;
+    std::vector<double> probs(V);
+    std::vector<int> order(V);
+    auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
+    const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
+    for (int n = 0; n < n_chars; n++) {
+        // crop to the last block_size tokens; positions after the context are padding the causal mask ignores
+        size_t len = std::min<size_t>(ctx.size(), T);
+        std::memset(gt, 0, (T + 1) * 4);
+        std::memcpy(gt, ctx.data() + ctx.size() - len, len * 4);
+        m_gen_prog->run();
+        const float* row = logits + (len - 1) * V;
+        double mx = -1e30;
+        for (int v = 0; v < V; v++) mx = std::max(mx, double(row[v]) / temperature);
+        for (int v = 0; v < V; v++) probs[v] = double(row[v]) / temperature;
+        if (top_k > 0 && top_k < V) {
+            for (int v = 0; v < V; v++) order[v] = v;
+            std::nth_element(order.begin(), order.begin() + (top_k - 1), order.end(),
+                             [&](int a, int b) { return probs[a] > probs[b]; });
+            double kth = probs[order[top_k - 1]];
+            for (int v = 0; v < V; v++)
+                if (probs[v] < kth) probs[v] = -INFINITY;
+        }
+        double sum = 0;
+        for (int v = 0; v < V; v++) sum += probs[v] = std::exp(probs[v] - mx);
+        double u = rng.uniform() * sum, acc = 0;
+        int pick = V - 1;
+        for (int v = 0; v < V; v++) {
+            acc += probs[v];
+            if (u < acc) { pick = v; break; }
+        }
+        ctx.push_back(uint32_t(pick));
+        out.push_back(uint32_t(pick));
+    }
+    return m_data.decode(out);
+}
+
+}  // namespace attn

@@ -1,0 +1,80 @@
+// Trainer: the step loop on the GPU, estimate_loss, generation, and the attention weights for display.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "rng.h"
+#include "train/dataset.h"
+
+namespace attn {
+
+struct StepResult {
+    float loss = 0;       // mean cross-entropy of this step's batch (before the update)
+    bool finite = true;   // false when any per-token loss was NaN or Inf
+    double gpu_ms = 0;    // GPU time of the whole step (timestamps)
+};
+
+struct EvalResult {
+    double train = 0, val = 0;
+};
+
+class Trainer {
+public:
+    // Checks the config against the corpus and the device; throws attn::Error with one line if it cannot run.
+    Trainer(Context& ctx, const Dataset& data, const Config& cfg);
+    ~Trainer();
+
+    const Config& config() const { return m_cfg; }
+    const Dataset& dataset() const { return m_data; }
+    Model& model() { return *m_model; }
+    int step_count() const { return m_step; }
+    size_t num_params() const { return m_model->num_params(); }
+
+    // Live settings: learning rate, weight decay, eval settings, sampling. A changed batch size re-records.
+    // Settings that change shapes (block size, n_embd, head size, model, seed) need a new Trainer.
+    void set_live(const Config& c);
+
+    // One AdamW step on a random training batch, all on the GPU; reads back only the loss.
+    StepResult step();
+    // The lecture's estimate_loss: mean loss over eval_iters random batches of each split, forward only.
+    EvalResult estimate_loss();
+    // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
+    std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
+
+    // Attention weights (B, NH, T, T) of the last training step, kept on the GPU.
+    const Buffer& attention_buffer() const { return m_att_display; }
+    std::vector<float> read_attention() const;
+    // The input tokens (T,) of batch element b in the last training step.
+    std::vector<uint32_t> last_batch_tokens(int b) const;
+
+    // For tests: fix the batch offsets (B,) and run forward (+ backward) without an update.
+    void set_batch(const std::vector<uint32_t>& offsets);
+    float forward_loss();
+    float forward_backward();
+    void sample_batch(std::vector<uint32_t>& offsets, bool val);
+
+private:
+    void build_programs();
+    void write_hyper();
+    Context& m_ctx;
+    const Dataset& m_data;
+    Config m_cfg;
+    KernelCache m_kc;
+    std::unique_ptr<Model> m_model;
+    std::unique_ptr<Activations> m_act, m_gen_act;
+    Buffer m_tokens;        // (N,) whole corpus on the GPU
+    Buffer m_offsets;       // (B,) host-visible: batch start positions
+    Buffer m_eval_offsets;  // (B,)
+    Buffer m_gen_tokens;    // (T+1,) host-visible: generation context
+    Buffer m_gen_offsets;   // (1,) = 0
+    Buffer m_hyper;         // ops::AdamWHyper, host-visible
+    Buffer m_att_display;   // (B, NH, T, T) copy of the last step's attention
+    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
+    std::vector<uint32_t> m_last_offsets;
+    Rng m_rng, m_eval_rng;
+    int m_step = 0;
+};
+
+}  // namespace attn

@@ -1,0 +1,112 @@
+// RAII storage buffer: allocation, mapping, staged upload and download.
+#include "vk/buffer.h"
+
+#include <cstring>
+#include <utility>
+
+namespace attn {
+
+Buffer::Buffer(Context& ctx, size_t bytes, bool host_visible) : m_ctx(&ctx), m_bytes(bytes) {
+    if (bytes == 0) bytes = 4;  // Vulkan forbids empty buffers; keep m_bytes honest
+    if (bytes > ctx.props().limits.maxStorageBufferRange && !host_visible) {
+        // Larger buffers still work as long as each bound range stays under the limit.
+    }
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = bytes;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+               VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &m_buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(ctx.device(), m_buffer, &req);
+    uint32_t type = UINT32_MAX;
+    if (host_visible) {
+        type = ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                                            VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+        if (type == UINT32_MAX)
+            type = ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    } else {
+        type = ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        if (type == UINT32_MAX) type = ctx.find_memory_type(req.memoryTypeBits, 0);
+    }
+    if (type == UINT32_MAX) throw Error("no suitable Vulkan memory type for a buffer; the driver looks broken");
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = type;
+    VkResult r = vkAllocateMemory(ctx.device(), &ai, nullptr, &m_memory);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(ctx.device(), m_buffer, nullptr);
+        m_buffer = VK_NULL_HANDLE;
+        if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+            throw DeviceError("the GPU is out of memory allocating " + std::to_string(bytes >> 20) +
+                                  " MiB: use a smaller batch size, block size or model",
+                              r);
+        VK_CHECK(r);
+    }
+    VK_CHECK(vkBindBufferMemory(ctx.device(), m_buffer, m_memory, 0));
+    if (host_visible) VK_CHECK(vkMapMemory(ctx.device(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped));
+}
+
+Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+        release();
+        m_ctx = o.m_ctx;
+        m_buffer = std::exchange(o.m_buffer, VK_NULL_HANDLE);
+        m_memory = std::exchange(o.m_memory, VK_NULL_HANDLE);
+        m_bytes = std::exchange(o.m_bytes, 0);
+        m_mapped = std::exchange(o.m_mapped, nullptr);
+    }
+    return *this;
+}
+
+Buffer::~Buffer() { release(); }
+
+void Buffer::release() {
+    if (!m_ctx) return;
+    if (m_buffer) vkDestroyBuffer(m_ctx->device(), m_buffer, nullptr);
+    if (m_memory) vkFreeMemory(m_ctx->device(), m_memory, nullptr);
+    m_buffer = VK_NULL_HANDLE;
+    m_memory = VK_NULL_HANDLE;
+    m_mapped = nullptr;
+}
+
+void Buffer::upload(const void* src, size_t bytes, size_t offset) {
+    if (bytes == 0) return;
+    if (m_mapped) {
+        std::memcpy(static_cast<char*>(m_mapped) + offset, src, bytes);
+        return;
+    }
+    Buffer staging(*m_ctx, bytes, true);
+    std::memcpy(staging.mapped(), src, bytes);
+    m_ctx->run_once([&](VkCommandBuffer cb) {
+        VkBufferCopy c{0, offset, bytes};
+        vkCmdCopyBuffer(cb, staging.get(), m_buffer, 1, &c);
+    });
+}
+
+void Buffer::download(void* dst, size_t bytes, size_t offset) const {
+    if (bytes == 0) return;
+    if (m_mapped) {
+        std::memcpy(dst, static_cast<const char*>(m_mapped) + offset, bytes);
+        return;
+    }
+    Buffer staging(*m_ctx, bytes, true);
+    m_ctx->run_once([&](VkCommandBuffer cb) {
+        VkBufferCopy c{offset, 0, bytes};
+        vkCmdCopyBuffer(cb, m_buffer, staging.get(), 1, &c);
+    });
+    std::memcpy(dst, staging.mapped(), bytes);
+}
+
+void Buffer::fill_zero() {
+    if (m_mapped) {
+        std::memset(m_mapped, 0, m_bytes);
+        return;
+    }
+    m_ctx->run_once([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, m_buffer, 0, VK_WHOLE_SIZE, 0); });
+}
+
+}  // namespace attn

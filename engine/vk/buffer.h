@@ -1,0 +1,57 @@
+// RAII storage buffer in device memory, with upload/download through staging when not mappable.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "vk/context.h"
+
+namespace attn {
+
+class Buffer {
+public:
+    Buffer() = default;
+    // host_visible: CPU-mapped (for small per-step uploads and readbacks).
+    Buffer(Context& ctx, size_t bytes, bool host_visible = false);
+    Buffer(Buffer&&) noexcept;
+    Buffer& operator=(Buffer&&) noexcept;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer();
+
+    VkBuffer get() const { return m_buffer; }
+    size_t bytes() const { return m_bytes; }
+    void* mapped() const { return m_mapped; }
+    explicit operator bool() const { return m_buffer != VK_NULL_HANDLE; }
+
+    void upload(const void* src, size_t bytes, size_t offset = 0);
+    void download(void* dst, size_t bytes, size_t offset = 0) const;
+    void fill_zero();
+
+    template <typename T> void upload(const std::vector<T>& v, size_t offset = 0) { upload(v.data(), v.size() * sizeof(T), offset); }
+    template <typename T> std::vector<T> read(size_t count, size_t offset_elems = 0) const {
+        std::vector<T> v(count);
+        download(v.data(), count * sizeof(T), offset_elems * sizeof(T));
+        return v;
+    }
+
+private:
+    void release();
+    Context* m_ctx = nullptr;
+    VkBuffer m_buffer = VK_NULL_HANDLE;
+    VkDeviceMemory m_memory = VK_NULL_HANDLE;
+    size_t m_bytes = 0;
+    void* m_mapped = nullptr;
+};
+
+// A view of part of a buffer, bound to one descriptor slot.
+struct BufferRange {
+    const Buffer* buffer = nullptr;
+    size_t offset = 0;  // bytes
+    size_t bytes = 0;   // 0: to the end
+    BufferRange() = default;
+    BufferRange(const Buffer& b) : buffer(&b) {}
+    BufferRange(const Buffer& b, size_t off, size_t n) : buffer(&b), offset(off), bytes(n) {}
+};
+
+}  // namespace attn

@@ -1,0 +1,79 @@
+// Vulkan context: instance, device choice, one queue (shared behind a mutex), memory helpers.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "vk/check.h"
+#include "vk/handle.h"
+
+namespace attn {
+
+struct ContextOptions {
+    int device_index = -1;       // -1: best (discrete, then integrated, then CPU)
+    bool validation = false;     // Khronos validation layer, messages to stderr
+    bool quiet = false;          // do not print the chosen device
+    std::vector<const char*> instance_extensions;  // e.g. what GLFW needs for a surface
+    std::vector<const char*> device_extensions;    // e.g. VK_KHR_swapchain
+    // For a window: called after the instance exists to make a surface; the queue family picked
+    // must then be able to present to it.
+    std::function<VkSurfaceKHR(VkInstance)> make_surface;
+};
+
+struct DeviceInfo {
+    std::string name;
+    VkPhysicalDeviceType type;
+    uint64_t memory_bytes;
+};
+
+class Context {
+public:
+    explicit Context(const ContextOptions& opt = {});
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    VkInstance instance() const { return m_instance; }
+    VkPhysicalDevice physical() const { return m_physical; }
+    VkDevice device() const { return m_device; }
+    VkQueue queue() const { return m_queue; }
+    uint32_t queue_family() const { return m_family; }
+    VkSurfaceKHR surface() const { return m_surface; }
+    const VkPhysicalDeviceProperties& props() const { return m_props; }
+    const std::string& device_name() const { return m_name; }
+    uint64_t device_memory_bytes() const { return m_memory_bytes; }
+    // lavapipe and similar have one queue: every submit from any thread takes this lock.
+    std::mutex& queue_mutex() { return m_queue_mutex; }
+    // Number of validation-layer warnings and errors seen so far (tests assert it stays 0).
+    uint64_t validation_messages() const { return m_validation_messages.load(); }
+    bool validation_enabled() const { return m_validation; }
+
+    uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
+    // Runs `record` in a one-shot command buffer and waits for it.
+    void run_once(const std::function<void(VkCommandBuffer)>& record);
+
+    static std::vector<DeviceInfo> list_devices();
+
+    std::atomic<uint64_t> m_validation_messages{0};
+
+private:
+    VkInstance m_instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT m_messenger = VK_NULL_HANDLE;
+    VkSurfaceKHR m_surface = VK_NULL_HANDLE;
+    VkPhysicalDevice m_physical = VK_NULL_HANDLE;
+    VkDevice m_device = VK_NULL_HANDLE;
+    VkQueue m_queue = VK_NULL_HANDLE;
+    uint32_t m_family = 0;
+    VkPhysicalDeviceProperties m_props{};
+    VkPhysicalDeviceMemoryProperties m_mem{};
+    std::string m_name;
+    uint64_t m_memory_bytes = 0;
+    bool m_validation = false;
+    std::mutex m_queue_mutex;
+    VkCommandPool m_once_pool = VK_NULL_HANDLE;
+};
+
+}  // namespace attn

@@ -1,0 +1,218 @@
+// Kernel creation from embedded SPIR-V; Program recording, descriptor allocation and submission.
+#include "vk/program.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "vk/shaders.h"
+
+namespace attn {
+
+Kernel::Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_t push_bytes)
+    : m_name(name), m_bindings(bindings), m_push_bytes(push_bytes) {
+    VkDevice dev = ctx.device();
+    const EmbeddedShader* s = find_shader(name.c_str());
+    if (!s) throw Error("internal error: shader '" + name + "' is not embedded in this build");
+    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mi.codeSize = s->bytes;
+    mi.pCode = s->words;
+    VkShaderModule mod;
+    VK_CHECK(vkCreateShaderModule(dev, &mi, nullptr, &mod));
+    m_module = Handle<VkShaderModule>(mod, [dev](VkShaderModule h) { vkDestroyShaderModule(dev, h, nullptr); });
+
+    std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+    for (uint32_t i = 0; i < bindings; i++) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    li.bindingCount = bindings;
+    li.pBindings = b.data();
+    VkDescriptorSetLayout sl;
+    VK_CHECK(vkCreateDescriptorSetLayout(dev, &li, nullptr, &sl));
+    m_set_layout = Handle<VkDescriptorSetLayout>(sl, [dev](VkDescriptorSetLayout h) { vkDestroyDescriptorSetLayout(dev, h, nullptr); });
+
+    VkPushConstantRange pr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &sl;
+    pli.pushConstantRangeCount = push_bytes ? 1 : 0;
+    pli.pPushConstantRanges = &pr;
+    VkPipelineLayout pl;
+    VK_CHECK(vkCreatePipelineLayout(dev, &pli, nullptr, &pl));
+    m_layout = Handle<VkPipelineLayout>(pl, [dev](VkPipelineLayout h) { vkDestroyPipelineLayout(dev, h, nullptr); });
+
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = mod;
+    ci.stage.pName = "main";
+    ci.layout = pl;
+    VkPipeline p;
+    VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
+    m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+}
+
+const Kernel& KernelCache::get(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
+    auto it = m_kernels.find(name);
+    if (it != m_kernels.end()) {
+        if (it->second->bindings() != bindings || it->second->push_bytes() != push_bytes)
+            throw Error("internal error: kernel '" + name + "' requested with two different layouts");
+        return *it->second;
+    }
+    auto k = std::make_unique<Kernel>(m_ctx, name, bindings, push_bytes);
+    auto& ref = *k;
+    m_kernels.emplace(name, std::move(k));
+    return ref;
+}
+
+static constexpr uint32_t SETS_PER_POOL = 128;
+static constexpr uint32_t MAX_BINDINGS = 12;
+
+Program::Program(Context& ctx) : m_ctx(ctx) {
+    VkDevice dev = ctx.device();
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = ctx.queue_family();
+    VkCommandPool pool;
+    VK_CHECK(vkCreateCommandPool(dev, &pci, nullptr, &pool));
+    m_pool = Handle<VkCommandPool>(pool, [dev](VkCommandPool h) { vkDestroyCommandPool(dev, h, nullptr); });
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &m_cb));
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence f;
+    VK_CHECK(vkCreateFence(dev, &fi, nullptr, &f));
+    m_fence = Handle<VkFence>(f, [dev](VkFence h) { vkDestroyFence(dev, h, nullptr); });
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    VkQueryPool q;
+    VK_CHECK(vkCreateQueryPool(dev, &qi, nullptr, &q));
+    m_queries = Handle<VkQueryPool>(q, [dev](VkQueryPool h) { vkDestroyQueryPool(dev, h, nullptr); });
+}
+
+VkDescriptorSet Program::allocate_set(const Kernel& k) {
+    VkDevice dev = m_ctx.device();
+    if (m_desc_pools.empty() || m_sets_in_pool == SETS_PER_POOL) {
+        VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, SETS_PER_POOL * MAX_BINDINGS};
+        VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        pi.maxSets = SETS_PER_POOL;
+        pi.poolSizeCount = 1;
+        pi.pPoolSizes = &size;
+        VkDescriptorPool p;
+        VK_CHECK(vkCreateDescriptorPool(dev, &pi, nullptr, &p));
+        m_desc_pools.emplace_back(p, [dev](VkDescriptorPool h) { vkDestroyDescriptorPool(dev, h, nullptr); });
+        m_sets_in_pool = 0;
+    }
+    VkDescriptorSetLayout sl = k.set_layout();
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = m_desc_pools.back();
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &sl;
+    VkDescriptorSet set;
+    VK_CHECK(vkAllocateDescriptorSets(dev, &ai, &set));
+    m_sets_in_pool++;
+    return set;
+}
+
+void Program::begin() {
+    VK_CHECK(vkResetCommandBuffer(m_cb, 0));
+    for (auto& p : m_desc_pools) vkResetDescriptorPool(m_ctx.device(), p, 0);
+    m_desc_pools.resize(std::min<size_t>(m_desc_pools.size(), 1));
+    m_sets_in_pool = 0;
+    m_dispatches = 0;
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VK_CHECK(vkBeginCommandBuffer(m_cb, &bi));
+    vkCmdResetQueryPool(m_cb, m_queries, 0, 2);
+    vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_queries, 0);
+    m_recorded = false;
+}
+
+void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const void* push, size_t push_bytes,
+                       uint64_t n) {
+    if (buffers.size() != k.bindings())
+        throw Error("internal error: kernel '" + k.name() + "' bound with " + std::to_string(buffers.size()) +
+                    " buffers, expects " + std::to_string(k.bindings()));
+    if (push_bytes != k.push_bytes()) throw Error("internal error: push-constant size mismatch for " + k.name());
+    if (n == 0) return;
+    VkDescriptorSet set = allocate_set(k);
+    VkDescriptorBufferInfo infos[MAX_BINDINGS];
+    VkWriteDescriptorSet writes[MAX_BINDINGS];
+    uint32_t i = 0;
+    for (const auto& r : buffers) {
+        size_t range = r.bytes ? r.bytes : r.buffer->bytes() - r.offset;
+        if (range == 0) range = 4;  // empty tensors still need a valid binding
+        infos[i] = {r.buffer->get(), r.offset, range};
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+        i++;
+    }
+    vkUpdateDescriptorSets(m_ctx.device(), i, writes, 0, nullptr);
+    vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+    vkCmdBindDescriptorSets(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
+    if (push_bytes) vkCmdPushConstants(m_cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push_bytes), push);
+    uint64_t groups = (n + WORKGROUP - 1) / WORKGROUP;
+    uint64_t max_x = m_ctx.props().limits.maxComputeWorkGroupCount[0];
+    uint64_t gx = std::min(groups, max_x);
+    uint64_t gy = (groups + gx - 1) / gx;
+    vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
+    m_dispatches++;
+}
+
+void Program::barrier(const char* /*why*/) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(m_cb, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+void Program::copy(const Buffer& src, size_t src_off, const Buffer& dst, size_t dst_off, size_t bytes) {
+    VkBufferCopy c{src_off, dst_off, bytes};
+    vkCmdCopyBuffer(m_cb, src.get(), dst.get(), 1, &c);
+}
+
+void Program::fill_zero(const Buffer& dst, size_t offset, size_t bytes) {
+    vkCmdFillBuffer(m_cb, dst.get(), offset, bytes ? bytes : VK_WHOLE_SIZE, 0);
+}
+
+void Program::end() {
+    // The host reads results (loss, logits) after the fence: make device writes visible to it.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(m_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_queries, 1);
+    VK_CHECK(vkEndCommandBuffer(m_cb));
+    m_recorded = true;
+}
+
+double Program::run() {
+    if (!m_recorded) throw Error("internal error: Program::run before end()");
+    VkDevice dev = m_ctx.device();
+    {
+        std::lock_guard lock(m_ctx.queue_mutex());
+        VkFence f = m_fence;
+        VK_CHECK(vkResetFences(dev, 1, &f));
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &m_cb;
+        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, f));
+    }
+    VkFence f = m_fence;
+    VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
+    uint64_t ts[2] = {0, 0};
+    VkResult r = vkGetQueryPoolResults(dev, m_queries, 0, 2, sizeof ts, ts, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    if (r != VK_SUCCESS) return 0.0;
+    uint32_t valid = m_ctx.props().limits.timestampComputeAndGraphics ? 64 : 0;
+    if (!valid) return 0.0;
+    return double(ts[1] - ts[0]) * m_ctx.props().limits.timestampPeriod * 1e-6;
+}
+
+}  // namespace attn

@@ -1,0 +1,90 @@
+// Compute kernels (pipelines from embedded SPIR-V) and Programs: command buffers recorded once, replayed.
+#pragma once
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vk/buffer.h"
+#include "vk/context.h"
+
+namespace attn {
+
+constexpr uint32_t WORKGROUP = 64;  // local_size_x of every element-wise shader (shaders/common/index.glsl)
+
+// One compute pipeline: `bindings` storage buffers at set 0, bindings 0..n-1, plus a push-constant block.
+class Kernel {
+public:
+    Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_t push_bytes);
+    Kernel(const Kernel&) = delete;
+    Kernel& operator=(const Kernel&) = delete;
+    const std::string& name() const { return m_name; }
+    uint32_t bindings() const { return m_bindings; }
+    uint32_t push_bytes() const { return m_push_bytes; }
+    VkPipeline pipeline() const { return m_pipeline; }
+    VkPipelineLayout layout() const { return m_layout; }
+    VkDescriptorSetLayout set_layout() const { return m_set_layout; }
+
+private:
+    std::string m_name;
+    uint32_t m_bindings, m_push_bytes;
+    Handle<VkShaderModule> m_module;
+    Handle<VkDescriptorSetLayout> m_set_layout;
+    Handle<VkPipelineLayout> m_layout;
+    Handle<VkPipeline> m_pipeline;
+};
+
+// Pipelines are compiled once per context (the first use JIT-compiles on CPU drivers) and shared.
+class KernelCache {
+public:
+    explicit KernelCache(Context& ctx) : m_ctx(ctx) {}
+    const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes);
+    Context& context() { return m_ctx; }
+
+private:
+    Context& m_ctx;
+    std::map<std::string, std::unique_ptr<Kernel>> m_kernels;
+};
+
+// A command buffer recorded once (per shape) and submitted many times, with its descriptor sets,
+// a fence and two timestamps around the whole thing.
+class Program {
+public:
+    explicit Program(Context& ctx);
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+
+    void begin();
+    // Dispatches ceil(n / WORKGROUP) workgroups, split over y when x would exceed the device limit.
+    void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const void* push, size_t push_bytes,
+                  uint64_t n_invocations);
+    template <typename P>
+    void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const P& push, uint64_t n) {
+        dispatch(k, buffers, &push, sizeof(P), n);
+    }
+    // Makes every earlier write (shader or transfer) visible to every later read. `why` documents the hazard.
+    void barrier(const char* why);
+    void copy(const Buffer& src, size_t src_off, const Buffer& dst, size_t dst_off, size_t bytes);
+    void fill_zero(const Buffer& dst, size_t offset = 0, size_t bytes = 0);
+    void end();
+    bool recorded() const { return m_recorded; }
+    size_t dispatch_count() const { return m_dispatches; }
+
+    // Submits and waits. Returns the GPU time of the whole program in milliseconds.
+    double run();
+
+private:
+    VkDescriptorSet allocate_set(const Kernel& k);
+    Context& m_ctx;
+    Handle<VkCommandPool> m_pool;
+    VkCommandBuffer m_cb = VK_NULL_HANDLE;
+    std::vector<Handle<VkDescriptorPool>> m_desc_pools;
+    uint32_t m_sets_in_pool = 0;
+    Handle<VkFence> m_fence;
+    Handle<VkQueryPool> m_queries;
+    bool m_recorded = false;
+    size_t m_dispatches = 0;
+};
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+#version 450
+// Backward of attention_forward, dispatched twice (no float atomics, so bit-reproducible):
+//  phase 0, one invocation per row (b,h,t):  datt = dout . v^T;  dpre = att * (datt - sum(att * datt))
+//  phase 1, one invocation per element of dqkv (B,T,3C):
+//     dq[t]  = HS^-0.5 * sum_t2 dpre[t,t2] k[t2]     dk[t2] = HS^-0.5 * sum_t dpre[t,t2] q[t]
+//     dv[t2] = sum_t att[t,t2] dout[t]
+// Masked entries have att = 0, hence dpre = 0: the loops need no mask.
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+layout(std430, binding = 0) readonly buffer Dout { float dout[]; };  // (B, T, C)
+layout(std430, binding = 1) readonly buffer Qkv { float qkv[]; };    // (B, T, 3*C)
+layout(std430, binding = 2) readonly buffer Att { float att[]; };    // (B, NH, T, T)
+layout(std430, binding = 3) buffer Dpre { float dpre[]; };           // (B, NH, T, T) scratch
+layout(std430, binding = 4) writeonly buffer Dqkv { float dqkv[]; }; // (B, T, 3*C)
+layout(push_constant) uniform P { uint B, T, NH, HS, phase; } p;
+void main() {
+    uint i = gid();
+    uint C = p.NH * p.HS, C3 = 3 * C;
+    float scale = inversesqrt(float(p.HS));
+    if (p.phase == 0) {
+        if (i >= p.B * p.NH * p.T) return;
+        uint t = i % p.T, bh = i / p.T, h = bh % p.NH, b = bh / p.NH;
+        uint row = i * p.T;
+        uint o0 = (b * p.T + t) * C + h * p.HS;
+        float dot_sum = 0.0;
+        for (uint t2 = 0; t2 < p.T; t2++) {
+            float a = att[row + t2];
+            float da = 0.0;
+            if (a != 0.0) {
+                uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
+                for (uint d = 0; d < p.HS; d++) da += dout[o0 + d] * qkv[v0 + d];
+            }
+            dpre[row + t2] = da;
+            dot_sum += a * da;
+        }
+        for (uint t2 = 0; t2 < p.T; t2++) dpre[row + t2] = att[row + t2] * (dpre[row + t2] - dot_sum);
+        return;
+    }
+    if (i >= p.B * p.T * C3) return;
+    uint c3 = i % C3, bt = i / C3, t = bt % p.T, b = bt / p.T;
+    uint which = c3 / C, hd = c3 % C, h = hd / p.HS;
+    uint base = (b * p.NH + h) * p.T * p.T;
+    float s = 0.0;
+    if (which == 0) {          // dq[b,t,h,d]
+        for (uint t2 = 0; t2 < p.T; t2++) s += dpre[base + t * p.T + t2] * qkv[(b * p.T + t2) * C3 + C + hd];
+        s *= scale;
+    } else if (which == 1) {   // dk[b,t,h,d], t plays the key position
+        for (uint tq = 0; tq < p.T; tq++) s += dpre[base + tq * p.T + t] * qkv[(b * p.T + tq) * C3 + hd];
+        s *= scale;
+    } else {                   // dv[b,t,h,d]
+        for (uint tq = 0; tq < p.T; tq++) s += att[base + tq * p.T + t] * dout[(b * p.T + tq) * C + hd];
+    }
+    dqkv[i] = s;
+}

@@ -1,0 +1,45 @@
+#version 450
+// Masked multi-head self-attention, one invocation per query row (b, h, t):
+//   att[b,h,t,:] = softmax(q[b,t,h] . k[b,:,h]^T * HS^-0.5, causal mask)   out[b,t,h] = att @ v
+// qkv packs q | k | v along channels, each C = NH*HS wide with head h at h*HS: the lecture's torch.cat.
+// Masked (future) weights are stored as exact zeros; causal = 0 gives the encoder (no mask).
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };   // (B, T, 3*C)
+layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T, T)
+layout(std430, binding = 2) writeonly buffer Out { float outp[]; }; // (B, T, C)
+layout(push_constant) uniform P { uint B, T, NH, HS, causal; } p;
+void main() {
+    uint i = gid();
+    if (i >= p.B * p.NH * p.T) return;
+    uint t = i % p.T, bh = i / p.T, h = bh % p.NH, b = bh / p.NH;
+    uint C = p.NH * p.HS, C3 = 3 * C;
+    float scale = inversesqrt(float(p.HS));
+    uint q0 = (b * p.T + t) * C3 + h * p.HS;
+    uint row = i * p.T;
+    uint tmax = p.causal != 0 ? t : p.T - 1;
+    float mx = -1.0 / 0.0;
+    for (uint t2 = 0; t2 <= tmax; t2++) {
+        uint k0 = (b * p.T + t2) * C3 + C + h * p.HS;
+        float s = 0.0;
+        for (uint d = 0; d < p.HS; d++) s += qkv[q0 + d] * qkv[k0 + d];
+        s *= scale;
+        att[row + t2] = s;
+        mx = max(mx, s);
+    }
+    float sum = 0.0;
+    for (uint t2 = 0; t2 <= tmax; t2++) {
+        float e = exp(att[row + t2] - mx);
+        att[row + t2] = e;
+        sum += e;
+    }
+    float inv = 1.0 / sum;
+    for (uint t2 = 0; t2 <= tmax; t2++) att[row + t2] *= inv;
+    for (uint t2 = tmax + 1; t2 < p.T; t2++) att[row + t2] = 0.0;
+    uint o0 = (b * p.T + t) * C + h * p.HS;
+    for (uint d = 0; d < p.HS; d++) {
+        float s = 0.0;
+        for (uint t2 = 0; t2 <= tmax; t2++) s += att[row + t2] * qkv[(b * p.T + t2) * C3 + 2 * C + h * p.HS + d];
+        outp[o0 + d] = s;
+    }
+}
