@@ -100,8 +100,9 @@ void Trainer::write_hyper() {
     std::memcpy(m_hyper.mapped(), &h, sizeof h);
 }
 
-StepResult Trainer::step() {
-    sample_batch(m_last_offsets, false);
+StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
+    if (fixed && fixed->size() == m_last_offsets.size()) m_last_offsets = *fixed;
+    else sample_batch(m_last_offsets, false);
     std::memcpy(m_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
     write_hyper();
     StepResult r;

@@ -37,7 +37,8 @@ public:
     void set_live(const Config& c);
 
     // One AdamW step on a random training batch, all on the GPU; reads back only the loss.
-    StepResult step();
+    // `fixed` (B,) pins the batch offsets (tests, overfitting demos); nullptr samples a random batch.
+    StepResult step(const std::vector<uint32_t>* fixed = nullptr);
     // The lecture's estimate_loss: mean loss over eval_iters random batches of each split, forward only.
     EvalResult estimate_loss();
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.

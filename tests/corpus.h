@@ -1,0 +1,26 @@
+// The corpus tests train on: tiny Shakespeare from $ATTN_CORPUS (set by ctest), or a small generated text.
+#pragma once
+#include <cstdlib>
+#include <string>
+
+#include "train/dataset.h"
+
+namespace test {
+
+inline const attn::Dataset& shakespeare() {
+    static const attn::Dataset d = [] {
+        const char* p = std::getenv("ATTN_CORPUS");
+        return attn::Dataset::from_file(p ? p : "assets/tinyshakespeare.txt");
+    }();
+    return d;
+}
+
+// A short text with a handful of characters, for tiny models.
+inline std::string tiny_text() {
+    std::string s;
+    const char* words[] = {"to be ", "or not ", "to be, ", "that is ", "the question.\n"};
+    for (int i = 0; i < 60; i++) s += words[(i * 7 + i / 3) % 5];
+    return s;
+}
+
+}  // namespace test

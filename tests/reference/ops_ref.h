@@ -1,0 +1,153 @@
+// Plain-loop CPU references of every kernel, in double precision: the ground truth the GPU is tested against.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace ref {
+
+using Vec = std::vector<double>;
+using U32 = std::vector<uint32_t>;
+
+// out (B,T,C) = wte[tokens[off[b]+t]] + wpe[t]
+inline void embedding_forward(Vec& out, const U32& tokens, const U32& off, const Vec& wte, const Vec* wpe, int B, int T, int C) {
+    out.assign(size_t(B) * T * C, 0);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++)
+                out[(b * T + t) * C + c] = wte[tokens[off[b] + t] * C + c] + (wpe ? (*wpe)[t * C + c] : 0.0);
+}
+inline void embedding_backward(Vec& dwte, Vec* dwpe, const Vec& dout, const U32& tokens, const U32& off, int B, int T, int C, int V) {
+    dwte.assign(size_t(V) * C, 0);
+    if (dwpe) dwpe->assign(size_t(T) * C, 0);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++) {
+                double d = dout[(b * T + t) * C + c];
+                dwte[tokens[off[b] + t] * C + c] += d;
+                if (dwpe) (*dwpe)[t * C + c] += d;
+            }
+}
+
+// out (M,N) = inp (M,K) @ w (N,K)^T + bias, optional ReLU
+inline void matmul_forward(Vec& out, const Vec& inp, const Vec& w, const Vec* bias, int M, int N, int K, bool relu = false) {
+    out.assign(size_t(M) * N, 0);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = bias ? (*bias)[n] : 0.0;
+            for (int k = 0; k < K; k++) s += inp[m * K + k] * w[n * K + k];
+            out[m * N + n] = relu ? std::max(s, 0.0) : s;
+        }
+}
+inline void matmul_backward(Vec& dinp, Vec& dw, Vec* dbias, const Vec& dout, const Vec& inp, const Vec& w, const Vec& out,
+                            int M, int N, int K, bool relu = false) {
+    dinp.assign(size_t(M) * K, 0);
+    dw.assign(size_t(N) * K, 0);
+    if (dbias) dbias->assign(N, 0);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double d = dout[m * N + n];
+            if (relu && out[m * N + n] <= 0) d = 0;
+            for (int k = 0; k < K; k++) {
+                dinp[m * K + k] += d * w[n * K + k];
+                dw[n * K + k] += d * inp[m * K + k];
+            }
+            if (dbias) (*dbias)[n] += d;
+        }
+}
+
+// qkv (B,T,3C) with C = NH*HS -> att (B,NH,T,T), out (B,T,C)
+inline void attention_forward(Vec& out, Vec& att, const Vec& qkv, int B, int T, int NH, int HS, bool causal = true) {
+    int C = NH * HS, C3 = 3 * C;
+    out.assign(size_t(B) * T * C, 0);
+    att.assign(size_t(B) * NH * T * T, 0);
+    double scale = 1.0 / std::sqrt(double(HS));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < T; t++) {
+                double* row = &att[((b * NH + h) * T + t) * T];
+                int tmax = causal ? t : T - 1;
+                double mx = -1e300;
+                for (int t2 = 0; t2 <= tmax; t2++) {
+                    double s = 0;
+                    for (int d = 0; d < HS; d++) s += qkv[(b * T + t) * C3 + h * HS + d] * qkv[(b * T + t2) * C3 + C + h * HS + d];
+                    row[t2] = s * scale;
+                    mx = std::max(mx, row[t2]);
+                }
+                double sum = 0;
+                for (int t2 = 0; t2 <= tmax; t2++) sum += row[t2] = std::exp(row[t2] - mx);
+                for (int t2 = 0; t2 <= tmax; t2++) row[t2] /= sum;
+                for (int d = 0; d < HS; d++) {
+                    double s = 0;
+                    for (int t2 = 0; t2 <= tmax; t2++) s += row[t2] * qkv[(b * T + t2) * C3 + 2 * C + h * HS + d];
+                    out[(b * T + t) * C + h * HS + d] = s;
+                }
+            }
+}
+inline void attention_backward(Vec& dqkv, const Vec& dout, const Vec& qkv, const Vec& att, int B, int T, int NH, int HS) {
+    int C = NH * HS, C3 = 3 * C;
+    dqkv.assign(size_t(B) * T * C3, 0);
+    double scale = 1.0 / std::sqrt(double(HS));
+    std::vector<double> datt(T), dpre(T);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < T; t++) {
+                const double* row = &att[((b * NH + h) * T + t) * T];
+                double dot = 0;
+                for (int t2 = 0; t2 < T; t2++) {
+                    double s = 0;
+                    for (int d = 0; d < HS; d++) s += dout[(b * T + t) * C + h * HS + d] * qkv[(b * T + t2) * C3 + 2 * C + h * HS + d];
+                    datt[t2] = s;
+                    dot += row[t2] * s;
+                    for (int d = 0; d < HS; d++)  // dv
+                        dqkv[(b * T + t2) * C3 + 2 * C + h * HS + d] += row[t2] * dout[(b * T + t) * C + h * HS + d];
+                }
+                for (int t2 = 0; t2 < T; t2++) dpre[t2] = row[t2] * (datt[t2] - dot);
+                for (int t2 = 0; t2 < T; t2++)
+                    for (int d = 0; d < HS; d++) {
+                        dqkv[(b * T + t) * C3 + h * HS + d] += scale * dpre[t2] * qkv[(b * T + t2) * C3 + C + h * HS + d];
+                        dqkv[(b * T + t2) * C3 + C + h * HS + d] += scale * dpre[t2] * qkv[(b * T + t) * C3 + h * HS + d];
+                    }
+            }
+}
+
+// losses (B,T) and mean; targets tokens[off[b]+t+1]
+inline double crossentropy_forward(Vec& losses, const Vec& logits, const U32& tokens, const U32& off, int B, int T, int V) {
+    losses.assign(size_t(B) * T, 0);
+    double mean = 0;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const double* row = &logits[(b * T + t) * V];
+            double mx = *std::max_element(row, row + V), sum = 0;
+            for (int v = 0; v < V; v++) sum += std::exp(row[v] - mx);
+            losses[b * T + t] = std::log(sum) + mx - row[tokens[off[b] + t + 1]];
+            mean += losses[b * T + t];
+        }
+    return mean / (B * T);
+}
+inline void crossentropy_backward(Vec& dlogits, const Vec& logits, const U32& tokens, const U32& off, int B, int T, int V) {
+    dlogits.assign(size_t(B) * T * V, 0);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const double* row = &logits[(b * T + t) * V];
+            double mx = *std::max_element(row, row + V), sum = 0;
+            for (int v = 0; v < V; v++) sum += std::exp(row[v] - mx);
+            for (int v = 0; v < V; v++)
+                dlogits[(b * T + t) * V + v] =
+                    (std::exp(row[v] - mx) / sum - (uint32_t(v) == tokens[off[b] + t + 1] ? 1.0 : 0.0)) / (B * T);
+        }
+}
+
+// PyTorch AdamW, step t (1-based)
+inline void adamw(Vec& p, const Vec& g, Vec& m, Vec& v, double lr, double b1, double b2, double eps, double wd, int t) {
+    for (size_t i = 0; i < p.size(); i++) {
+        p[i] *= 1 - lr * wd;
+        m[i] = b1 * m[i] + (1 - b1) * g[i];
+        v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+        double mh = m[i] / (1 - std::pow(b1, t)), vh = v[i] / (1 - std::pow(b2, t));
+        p[i] -= lr * mh / (std::sqrt(vh) + eps);
+    }
+}
+
+}  // namespace ref

@@ -1,0 +1,74 @@
+// Corpus loading and tokenizer: the lecture's vocabulary and split, and one clear message per bad input.
+#include <filesystem>
+#include <fstream>
+
+#include "corpus.h"
+#include "gpu.h"
+#include "model/config.h"
+#include "vk/check.h"
+
+using namespace attn;
+
+static std::string write_tmp(const std::string& name, const std::string& bytes) {
+    auto p = std::filesystem::temp_directory_path() / ("attnlab_test_" + name);
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p.string();
+}
+
+static std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST_CASE("tiny Shakespeare gives the lecture's vocabulary and split", "[dataset]") {
+    const Dataset& d = test::shakespeare();
+    REQUIRE(d.tokens().size() == 1115394);
+    REQUIRE(d.vocab_size() == 65);
+    REQUIRE(d.decode(std::vector<uint32_t>{0, 1}) == "\n ");  // sorted: newline, space, ...
+    REQUIRE(d.n_train() == 1003854);  // int(0.9 * len(data))
+    REQUIRE(d.decode(d.encode("hii there")) == "hii there");
+    auto ids = d.encode("hii there");
+    REQUIRE(ids == std::vector<uint32_t>{46, 47, 47, 1, 58, 46, 43, 56, 43});  // the lecture's encode('hii there')
+}
+
+TEST_CASE("UTF-8 text is tokenized by character", "[dataset]") {
+    Dataset d = Dataset::from_text("héllo wörld — ✓ héllo wörld — ✓\n", "utf8");
+    REQUIRE(d.decode(d.encode("wörld ✓")) == "wörld ✓");
+    REQUIRE(d.tokens().size() == 32);  // code points, not bytes
+}
+
+TEST_CASE("bad corpora are refused with one clear message", "[dataset]") {
+    CHECK_THAT(error_of([] { Dataset::from_file("/nonexistent/corpus.txt"); }), Catch::Contains("does not exist"));
+    CHECK_THAT(error_of([] { Dataset::from_file(std::filesystem::temp_directory_path().string()); }),
+               Catch::Contains("is a directory"));
+    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("empty.txt", "")); }), Catch::Contains("is empty"));
+    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("bin.txt", std::string("ab\0cd", 5))); }),
+               Catch::Contains("looks binary"));
+    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("latin1.txt", "caf\xe9 au lait")); }),
+               Catch::Contains("not valid UTF-8"));
+    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("one.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")); }),
+               Catch::Contains("only one distinct character"));
+    Dataset shortd = Dataset::from_text("abcdefghijklmnopqrstuvwxyz0123456789", "short");
+    CHECK_THAT(error_of([&] { shortd.check_block_size(8); }), Catch::Contains("too short for block size 8"));
+    CHECK(error_of([&] { shortd.check_block_size(2); }).empty());
+}
+
+TEST_CASE("hyperparameters out of range are refused with the flag's name", "[dataset]") {
+    Config c;
+    c.apply_preset("single-head");
+    REQUIRE(validate(c).empty());
+    c.lr = std::nanf("");
+    auto e = validate(c);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].field == "--lr");
+    c.lr = 1e-3f;
+    c.block_size = 0;
+    CHECK(validate(c).at(0).field == "--block-size");
+    c.block_size = 8;
+    c.batch_size = -3;
+    CHECK(validate(c).at(0).field == "--batch-size");
+}

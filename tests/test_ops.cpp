@@ -1,0 +1,208 @@
+// Every kernel against its CPU reference on seeded random input (odd shapes), backward also against finite differences.
+#include <functional>
+
+#include "gpu.h"
+#include "ops/adamw.h"
+#include "ops/attention.h"
+#include "ops/crossentropy.h"
+#include "ops/embedding.h"
+#include "ops/matmul.h"
+#include "reference/ops_ref.h"
+
+using namespace attn;
+using test::download;
+using test::upload;
+using test::zeros;
+
+// Central differences of f at x, in double on the CPU reference.
+static std::vector<double> fd_grad(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x,
+                                   double eps = 1e-5) {
+    std::vector<double> g(x.size());
+    for (size_t i = 0; i < x.size(); i++) {
+        double keep = x[i];
+        x[i] = keep + eps;
+        double fp = f(x);
+        x[i] = keep - eps;
+        double fm = f(x);
+        x[i] = keep;
+        g[i] = (fp - fm) / (2 * eps);
+    }
+    return g;
+}
+static double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); i++) s += a[i] * b[i];
+    return s;
+}
+
+TEST_CASE("embedding forward and backward match the CPU reference", "[ops]") {
+    Rng r(1);
+    const int B = 3, T = 7, C = 13, V = 11, N = 40;
+    std::vector<uint32_t> tokens(N), off(B);
+    for (auto& t : tokens) t = uint32_t(r.below(V));
+    for (auto& o : off) o = uint32_t(r.below(N - T));
+    auto wte = test::randn(r, V * C), wpe = test::randn(r, T * C), dout = test::randn(r, B * T * C);
+    auto gtok = upload(tokens), goff = upload(off), gwte = upload(wte), gwpe = upload(wpe), gdout = upload(dout);
+    auto out = zeros(B * T * C), dwte = zeros(V * C), dwpe = zeros(T * C);
+    test::run([&](Program& p) {
+        ops::embedding_forward(test::kernels(), p, out, gtok, goff, gwte, gwpe, B, T, C, true);
+        ops::embedding_backward(test::kernels(), p, dwte, dwpe, gdout, gtok, goff, B, T, C, V, true);
+    });
+    std::vector<double> ro, rdwte, rdwpe;
+    ref::embedding_forward(ro, tokens, off, wte, &wpe, B, T, C);
+    ref::embedding_backward(rdwte, &rdwpe, dout, tokens, off, B, T, C, V);
+    test::require_close(download(out, B * T * C), ro, 1e-6, 1e-6, "embedding out");
+    test::require_close(download(dwte, V * C), rdwte, 1e-5, 1e-5, "dwte");
+    test::require_close(download(dwpe, T * C), rdwpe, 1e-5, 1e-5, "dwpe");
+    // the reference backward is the gradient of sum(out * dout)
+    auto f = [&](const std::vector<double>& w) {
+        std::vector<double> o;
+        ref::embedding_forward(o, tokens, off, w, &wpe, B, T, C);
+        return dot(o, dout);
+    };
+    test::require_close(rdwte, fd_grad(f, wte), 1e-6, 1e-6, "dwte vs finite differences");
+}
+
+TEST_CASE("matmul forward and backward match the CPU reference and finite differences", "[ops]") {
+    Rng r(2);
+    const int M = 37, N = 19, K = 23;
+    for (bool relu : {false, true}) {
+        for (bool accumulate : {false, true}) {
+            auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
+                 dout = test::randn(r, M * N), prior = test::randn(r, M * K);
+            auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gdout = upload(dout);
+            auto out = zeros(M * N), dinp = upload(prior), dw = zeros(N * K), db = zeros(N);
+            test::run([&](Program& p) {
+                ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, relu);
+                p.barrier("backward reads out for the relu mask");
+                ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, true, relu, true, accumulate);
+            });
+            std::vector<double> ro, rdinp, rdw, rdb;
+            ref::matmul_forward(ro, inp, w, &bias, M, N, K, relu);
+            ref::matmul_backward(rdinp, rdw, &rdb, dout, inp, w, ro, M, N, K, relu);
+            if (accumulate)
+                for (size_t i = 0; i < rdinp.size(); i++) rdinp[i] += prior[i];
+            test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "matmul out");
+            test::require_close(download(dinp, M * K), rdinp, 1e-5, 1e-5, "dinp");
+            test::require_close(download(dw, N * K), rdw, 1e-4, 1e-5, "dw");
+            test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
+            auto fw = [&](const std::vector<double>& x) {
+                std::vector<double> o;
+                ref::matmul_forward(o, inp, x, &bias, M, N, K, relu);
+                return dot(o, dout);
+            };
+            auto fi = [&](const std::vector<double>& x) {
+                std::vector<double> o;
+                ref::matmul_forward(o, x, w, &bias, M, N, K, relu);
+                return dot(o, dout);
+            };
+            ref::matmul_backward(rdinp, rdw, &rdb, dout, inp, w, ro, M, N, K, relu);
+            test::require_close(rdw, fd_grad(fw, w), 1e-5, 1e-4, "dw vs finite differences");
+            test::require_close(rdinp, fd_grad(fi, inp), 1e-5, 1e-4, "dinp vs finite differences");
+        }
+    }
+}
+
+TEST_CASE("attention forward and backward match the CPU reference and finite differences", "[ops]") {
+    Rng r(3);
+    const int B = 2, T = 9, NH = 3, HS = 5, C = NH * HS;
+    for (bool causal : {true, false}) {
+        auto qkv = test::randn(r, B * T * 3 * C), dout = test::randn(r, B * T * C);
+        auto gqkv = upload(qkv), gdout = upload(dout);
+        auto out = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
+        test::run([&](Program& p) {
+            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal);
+            p.barrier("backward reads att");
+            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS);
+        });
+        std::vector<double> ro, ratt, rdqkv;
+        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal);
+        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS);
+        test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
+        auto gatt = download(att, B * NH * T * T);
+        test::require_close(gatt, ratt, 1e-6, 1e-5, "attention weights");
+        test::require_close(download(dqkv, B * T * 3 * C), rdqkv, 1e-5, 1e-4, "dqkv");
+        if (causal) {
+            // the future is masked: exact zeros above the diagonal, rows sum to 1
+            for (int bh = 0; bh < B * NH; bh++)
+                for (int t = 0; t < T; t++) {
+                    double sum = 0;
+                    for (int t2 = 0; t2 < T; t2++) {
+                        double a = gatt[(bh * T + t) * T + t2];
+                        if (t2 > t) REQUIRE(a == 0.0);
+                        sum += a;
+                    }
+                    REQUIRE(sum == Approx(1.0).epsilon(1e-5));
+                }
+        }
+        auto f = [&](const std::vector<double>& x) {
+            std::vector<double> o, a;
+            ref::attention_forward(o, a, x, B, T, NH, HS, causal);
+            return dot(o, dout);
+        };
+        test::require_close(rdqkv, fd_grad(f, qkv), 1e-6, 1e-4, "dqkv vs finite differences");
+    }
+}
+
+TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {
+    Rng r(4);
+    const int B = 3, T = 5, V = 67, N = 30;
+    std::vector<uint32_t> tokens(N), off(B);
+    for (auto& t : tokens) t = uint32_t(r.below(V));
+    for (auto& o : off) o = uint32_t(r.below(N - T - 1));
+    auto logits = test::randn(r, B * T * V, 2.0);
+    auto gl = upload(logits), gtok = upload(tokens), goff = upload(off);
+    auto losses = zeros(B * T), dlogits = zeros(B * T * V);
+    Buffer result(test::ctx(), 16, true);
+    test::run([&](Program& p) {
+        ops::crossentropy_forward(test::kernels(), p, losses, gl, gtok, goff, B, T, V);
+        ops::crossentropy_backward(test::kernels(), p, dlogits, gl, gtok, goff, B, T, V);
+        p.barrier("the mean reads the losses");
+        ops::mean_forward(test::kernels(), p, result, losses, B * T, 0);
+    });
+    std::vector<double> rl, rd;
+    double mean = ref::crossentropy_forward(rl, logits, tokens, off, B, T, V);
+    ref::crossentropy_backward(rd, logits, tokens, off, B, T, V);
+    test::require_close(download(losses, B * T), rl, 1e-5, 1e-5, "losses");
+    test::require_close(download(dlogits, B * T * V), rd, 1e-7, 1e-5, "dlogits");
+    auto res = result.read<float>(2);
+    REQUIRE(res[0] == Approx(mean).epsilon(1e-5));
+    REQUIRE(res[1] == 0.0f);
+    auto f = [&](const std::vector<double>& x) {
+        std::vector<double> l;
+        return ref::crossentropy_forward(l, x, tokens, off, B, T, V);
+    };
+    test::require_close(rd, fd_grad(f, logits), 1e-8, 1e-4, "dlogits vs finite differences");
+}
+
+TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {
+    std::vector<float> v(1000, 1.5f);
+    Buffer result(test::ctx(), 16, true);
+    auto gv = upload(v);
+    test::run([&](Program& p) { ops::mean_forward(test::kernels(), p, result, gv, 1000, 0); });
+    auto res = result.read<float>(2);
+    REQUIRE(res[0] == Approx(1.5));
+    REQUIRE(res[1] == 0.0f);
+    v[517] = std::numeric_limits<float>::quiet_NaN();
+    gv.upload(v);
+    test::run([&](Program& p) { ops::mean_forward(test::kernels(), p, result, gv, 1000, 0); });
+    REQUIRE(result.read<float>(2)[1] == 1.0f);
+}
+
+TEST_CASE("AdamW matches PyTorch's update over several steps", "[ops]") {
+    Rng r(5);
+    const int n = 1001;
+    auto p = test::randn(r, n), m = std::vector<double>(n, 0), v = std::vector<double>(n, 0);
+    auto gp = upload(p), gg = zeros(n), gm = zeros(n), gv = zeros(n);
+    Buffer hyper(test::ctx(), sizeof(ops::AdamWHyper), true);
+    for (int t = 1; t <= 3; t++) {
+        auto g = test::randn(r, n, 0.1);
+        gg.upload(test::to_f(g));
+        ops::AdamWHyper h{3e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, float(1 - std::pow(0.9, t)), float(1 - std::pow(0.999, t))};
+        hyper.upload(&h, sizeof h);
+        test::run([&](Program& pr) { ops::adamw(test::kernels(), pr, gp, gg, gm, gv, hyper, n); });
+        ref::adamw(p, test::to_d(test::to_f(g)), m, v, 3e-3, 0.9, 0.999, 1e-8, 0.01, t);
+    }
+    test::require_close(download(gp, n), p, 1e-6, 1e-5, "params after 3 AdamW steps");
+    test::require_close(download(gm, n), m, 1e-7, 1e-5, "first moment");
+}
