@@ -1,29 +1,30 @@
 #version 450
 // dwte[v,c] = sum over (b,t) with token v of dx[b,t,c]; dwpe[t,c] = sum_b dx[b,t,c].
-// One invocation per weight element (no float atomics): deterministic, bit-reproducible.
+// Invocation c owns column c of dwte and walks the batch in order: no float atomics, bit-reproducible,
+// and B*T*C work instead of V*B*T*C.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };   // (N_tokens,)
 layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 2) readonly buffer Dout { float dout[]; };      // (B, T, C)
-layout(std430, binding = 3) writeonly buffer Dwte { float dwte[]; };     // (V, C)
+layout(std430, binding = 3) buffer Dwte { float dwte[]; };               // (V, C)
 layout(std430, binding = 4) writeonly buffer Dwpe { float dwpe[]; };     // (T, C)
 layout(push_constant) uniform P { uint B, T, C, V, use_pos; } p;
 void main() {
     uint i = gid();
-    uint nte = p.V * p.C;
-    if (i < nte) {
-        uint v = i / p.C, c = i % p.C;
-        float s = 0.0;
+    if (i < p.C) {
+        uint c = i;
+        for (uint v = 0; v < p.V; v++) dwte[v * p.C + c] = 0.0;
         for (uint b = 0; b < p.B; b++) {
             uint base = offsets[b];
-            for (uint t = 0; t < p.T; t++)
-                if (tokens[base + t] == v) s += dout[(b * p.T + t) * p.C + c];
+            for (uint t = 0; t < p.T; t++) {
+                uint tok = tokens[base + t];
+                dwte[tok * p.C + c] += dout[(b * p.T + t) * p.C + c];
+            }
         }
-        dwte[i] = s;
         return;
     }
-    i -= nte;
+    i -= p.C;
     if (p.use_pos == 0 || i >= p.T * p.C) return;
     float s = 0.0;
     for (uint b = 0; b < p.B; b++) s += dout[b * p.T * p.C + i];

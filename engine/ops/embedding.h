@@ -22,7 +22,7 @@ inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, B
                                bool use_pos) {
     EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u};
     pr.dispatch(kc.get("embedding_backward", 5, sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
-                uint64_t(V) * C + (use_pos ? uint64_t(T) * C : 0));
+                uint64_t(C) + (use_pos ? uint64_t(T) * C : 0));
 }
 
 }  // namespace attn::ops

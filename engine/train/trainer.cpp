@@ -46,7 +46,7 @@ void Trainer::build_programs() {
     m_att_display.fill_zero();
     m_last_offsets.assign(B, 0);
 
-    m_step_prog = std::make_unique<Program>(m_ctx);
+    m_step_prog = std::make_unique<Program>(m_ctx, m_profiling);
     auto& s = *m_step_prog;
     s.begin();
     m_model->record_forward(s, *m_act, m_tokens, m_offsets, true);
@@ -83,6 +83,12 @@ void Trainer::set_live(const Config& c) {
     m_cfg.block_size = keep_block; m_cfg.n_embd = keep_embd; m_cfg.head_size = keep_hs;
     m_cfg.kind = keep_kind; m_cfg.seed = keep_seed; m_cfg.causal = keep_causal; m_cfg.preset = keep_preset;
     if (rebatch) build_programs();
+}
+
+void Trainer::set_profiling(bool on) {
+    if (on == m_profiling) return;
+    m_profiling = on;
+    build_programs();
 }
 
 void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {

@@ -50,6 +50,10 @@ public:
     // The input tokens (T,) of batch element b in the last training step.
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
+    // Per-kernel GPU times of each step (a timestamp after every dispatch), for the profile view and bench.
+    void set_profiling(bool on);
+    std::vector<std::pair<std::string, double>> last_kernel_times() const { return m_step_prog->kernel_times(); }
+
     // For tests: fix the batch offsets (B,) and run forward (+ backward) without an update.
     void set_batch(const std::vector<uint32_t>& offsets);
     float forward_loss();
@@ -76,6 +80,7 @@ private:
     std::vector<uint32_t> m_last_offsets;
     Rng m_rng, m_eval_rng;
     int m_step = 0;
+    bool m_profiling = false;
 };
 
 }  // namespace attn

@@ -66,7 +66,9 @@ const Kernel& KernelCache::get(const std::string& name, uint32_t bindings, uint3
 static constexpr uint32_t SETS_PER_POOL = 128;
 static constexpr uint32_t MAX_BINDINGS = 12;
 
-Program::Program(Context& ctx) : m_ctx(ctx) {
+static constexpr uint32_t MAX_PROFILED = 510;
+
+Program::Program(Context& ctx, bool profile) : m_ctx(ctx), m_profile(profile) {
     VkDevice dev = ctx.device();
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -85,7 +87,7 @@ Program::Program(Context& ctx) : m_ctx(ctx) {
     m_fence = Handle<VkFence>(f, [dev](VkFence h) { vkDestroyFence(dev, h, nullptr); });
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = 2;
+    qi.queryCount = m_profile ? MAX_PROFILED + 2 : 2;
     VkQueryPool q;
     VK_CHECK(vkCreateQueryPool(dev, &qi, nullptr, &q));
     m_queries = Handle<VkQueryPool>(q, [dev](VkQueryPool h) { vkDestroyQueryPool(dev, h, nullptr); });
@@ -123,7 +125,8 @@ void Program::begin() {
     m_dispatches = 0;
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VK_CHECK(vkBeginCommandBuffer(m_cb, &bi));
-    vkCmdResetQueryPool(m_cb, m_queries, 0, 2);
+    vkCmdResetQueryPool(m_cb, m_queries, 0, m_profile ? MAX_PROFILED + 2 : 2);
+    m_names.clear();
     vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_queries, 0);
     m_recorded = false;
 }
@@ -161,6 +164,10 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     uint64_t gy = (groups + gx - 1) / gx;
     vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
     m_dispatches++;
+    if (m_profile && m_names.size() < MAX_PROFILED) {
+        m_names.push_back(k.name());
+        vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, m_queries, uint32_t(1 + m_names.size()));
+    }
 }
 
 void Program::barrier(const char* /*why*/) {
@@ -210,9 +217,22 @@ double Program::run() {
     uint64_t ts[2] = {0, 0};
     VkResult r = vkGetQueryPoolResults(dev, m_queries, 0, 2, sizeof ts, ts, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
     if (r != VK_SUCCESS) return 0.0;
+    if (m_profile && !m_names.empty()) {
+        m_stamps.assign(m_names.size(), 0);
+        vkGetQueryPoolResults(dev, m_queries, 2, uint32_t(m_names.size()), m_stamps.size() * 8, m_stamps.data(), 8,
+                              VK_QUERY_RESULT_64_BIT);
+        m_stamps.insert(m_stamps.begin(), ts[0]);
+    }
     uint32_t valid = m_ctx.props().limits.timestampComputeAndGraphics ? 64 : 0;
     if (!valid) return 0.0;
     return double(ts[1] - ts[0]) * m_ctx.props().limits.timestampPeriod * 1e-6;
+}
+
+std::vector<std::pair<std::string, double>> Program::kernel_times() const {
+    std::vector<std::pair<std::string, double>> out;
+    double period = m_ctx.props().limits.timestampPeriod * 1e-6;
+    for (size_t i = 0; i + 1 < m_stamps.size(); i++) out.emplace_back(m_names[i], double(m_stamps[i + 1] - m_stamps[i]) * period);
+    return out;
 }
 
 }  // namespace attn

@@ -51,7 +51,8 @@ private:
 // a fence and two timestamps around the whole thing.
 class Program {
 public:
-    explicit Program(Context& ctx);
+    // profile: a timestamp after every dispatch, read back by kernel_times() after run().
+    explicit Program(Context& ctx, bool profile = false);
     Program(const Program&) = delete;
     Program& operator=(const Program&) = delete;
 
@@ -73,6 +74,8 @@ public:
 
     // Submits and waits. Returns the GPU time of the whole program in milliseconds.
     double run();
+    // (kernel name, GPU ms) for each dispatch of the last run; empty unless profiling.
+    std::vector<std::pair<std::string, double>> kernel_times() const;
 
 private:
     VkDescriptorSet allocate_set(const Kernel& k);
@@ -85,6 +88,9 @@ private:
     Handle<VkQueryPool> m_queries;
     bool m_recorded = false;
     size_t m_dispatches = 0;
+    bool m_profile = false;
+    std::vector<std::string> m_names;
+    std::vector<uint64_t> m_stamps;
 };
 
 }  // namespace attn

@@ -1,0 +1,48 @@
+// Benchmark: step time and tokens/s of each preset on the current device, and the ratio to PyTorch's
+// figures measured on the same kind of machine (PyTorch 1.13, OpenBLAS, 1 thread; see README).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "train/trainer.h"
+
+using namespace attn;
+
+int main(int argc, char** argv) {
+    std::string corpus = argc > 1 ? argv[1] : "assets/tinyshakespeare.txt";
+    int steps = argc > 2 ? std::atoi(argv[2]) : 300;
+    try {
+        Dataset data = Dataset::from_file(corpus);
+        ContextOptions co;
+        Context ctx(co);
+        struct Row { const char* preset; double torch_it_s; };
+        const Row rows[] = {{"bigram", 970.0}, {"single-head", 300.0}};
+        std::vector<std::string> rows_out;
+        std::printf("%-12s %10s %10s %12s %12s %14s\n", "preset", "ms/step", "GPU ms", "it/s", "tokens/s", "vs PyTorch");
+        for (const Row& r : rows) {
+            Config c;
+            c.apply_preset(r.preset);
+            Trainer tr(ctx, data, c);
+            for (int i = 0; i < 20; i++) tr.step();  // warm-up: JIT and caches
+            double gpu = 0;
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < steps; i++) gpu += tr.step().gpu_ms;
+            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            double it_s = steps / s;
+            rows_out.push_back(r.preset);
+            std::printf("%-12s %10.3f %10.3f %12.1f %12.0f %13.2fx\n", r.preset, 1e3 * s / steps, gpu / steps, it_s,
+                        it_s * c.batch_size * c.block_size, it_s / r.torch_it_s);
+            if (std::getenv("ATTN_PROFILE")) {
+                tr.set_profiling(true);
+                for (int i = 0; i < 5; i++) tr.step();
+                for (auto& [name, ms] : tr.last_kernel_times()) std::printf("    %-24s %8.3f ms\n", name.c_str(), ms);
+            }
+        }
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}

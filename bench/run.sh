@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Prints step time, tokens/s and the ratio to PyTorch for the bigram and single-head presets on this device.
+# Usage: bench/run.sh [STEPS]   (builds first; set VK_ICD_FILENAMES or use a GPU machine to pick the device)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh >/dev/null
+build/attn_bench assets/tinyshakespeare.txt "${1:-300}"

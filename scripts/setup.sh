@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what Attention Lab needs (Debian bookworm packages), fetches tiny Shakespeare, builds into build/.
+# Safe to run again: it installs only what is missing and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake ninja-build g++ pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
+          libglfw3-dev libimgui-dev libglm-dev libstb-dev libcli11-dev catch2 xvfb xauth imagemagick
+          curl ca-certificates)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "setup: run as root or install sudo, then run this again" >&2; exit 1; }
+        SUDO=sudo
+    fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- the default corpus: tiny Shakespeare, never committed ---
+CORPUS=assets/tinyshakespeare.txt
+SHA=86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed
+URL=https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt
+corpus_ok() { [ -f "$CORPUS" ] && [ "$(sha256sum "$CORPUS" | cut -d' ' -f1)" = "$SHA" ]; }
+if ! corpus_ok; then
+    mkdir -p assets
+    if curl -fsSL --connect-timeout 5 --max-time 60 -o "$CORPUS.part" "$URL" 2>/dev/null; then
+        mv "$CORPUS.part" "$CORPUS"
+    else
+        rm -f "$CORPUS.part"
+        for shared in ../shared/data/tinyshakespeare.txt "${ATTN_SHARED:-/nonexistent}/data/tinyshakespeare.txt"; do
+            if [ -f "$shared" ]; then cp "$shared" "$CORPUS"; break; fi
+        done
+    fi
+    if ! corpus_ok; then
+        rm -f "$CORPUS"
+        echo "setup: could not get tiny Shakespeare (no internet?). Download $URL to $CORPUS" >&2
+        echo "       (sha256 $SHA), or train on your own text with: build/attnlab --data FILE" >&2
+        exit 1
+    fi
+    echo "setup: corpus ready at $CORPUS"
+fi
+
+# --- build ---
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build
