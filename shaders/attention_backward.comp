@@ -5,14 +5,21 @@
 //     dq[t]  = HS^-0.5 * sum_t2 dpre[t,t2] k[t2]     dk[t2] = HS^-0.5 * sum_t dpre[t,t2] q[t]
 //     dv[t2] = sum_t att[t,t2] dout[t]
 // Masked entries have att = 0, hence dpre = 0: the loops need no mask.
+// With dropout, datt and the weights for dv go through the same Philox mask as the forward.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "philox.glsl"
 layout(std430, binding = 0) readonly buffer Dout { float dout[]; };  // (B, T, C)
 layout(std430, binding = 1) readonly buffer Qkv { float qkv[]; };    // (B, T, 3*C)
 layout(std430, binding = 2) readonly buffer Att { float att[]; };    // (B, NH, T, T)
 layout(std430, binding = 3) buffer Dpre { float dpre[]; };           // (B, NH, T, T) scratch
 layout(std430, binding = 4) writeonly buffer Dqkv { float dqkv[]; }; // (B, T, 3*C)
-layout(push_constant) uniform P { uint B, T, NH, HS, phase; } p;
+layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
+layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; } p;
+float keep_scale(uint idx) {
+    if (p.prob <= 0.0) return 1.0;
+    return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
+}
 void main() {
     uint i = gid();
     uint C = p.NH * p.HS, C3 = 3 * C;
@@ -29,6 +36,7 @@ void main() {
             if (a != 0.0) {
                 uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
                 for (uint d = 0; d < p.HS; d++) da += dout[o0 + d] * qkv[v0 + d];
+                da *= keep_scale(row + t2);
             }
             dpre[row + t2] = da;
             dot_sum += a * da;
@@ -48,7 +56,8 @@ void main() {
         for (uint tq = 0; tq < p.T; tq++) s += dpre[base + tq * p.T + t] * qkv[(b * p.T + tq) * C3 + hd];
         s *= scale;
     } else {                   // dv[b,t,h,d]
-        for (uint tq = 0; tq < p.T; tq++) s += att[base + tq * p.T + t] * dout[(b * p.T + tq) * C + hd];
+        for (uint tq = 0; tq < p.T; tq++)
+            s += att[base + tq * p.T + t] * keep_scale(base + tq * p.T + t) * dout[(b * p.T + tq) * C + hd];
     }
     dqkv[i] = s;
 }

@@ -3,12 +3,16 @@
 //   att[b,h,t,:] = softmax(q[b,t,h] . k[b,:,h]^T * HS^-0.5, causal mask)   out[b,t,h] = att @ v
 // qkv packs q | k | v along channels, each C = NH*HS wide with head h at h*HS: the lecture's torch.cat.
 // Masked (future) weights are stored as exact zeros; causal = 0 gives the encoder (no mask).
+// With dropout (prob > 0) the weights used for att @ v are dropped by a Philox mask; `att` keeps the
+// undropped softmax, which is what the heatmap shows and what backward needs.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "philox.glsl"
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };   // (B, T, 3*C)
 layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T, T)
-layout(std430, binding = 2) writeonly buffer Out { float outp[]; }; // (B, T, C)
-layout(push_constant) uniform P { uint B, T, NH, HS, causal; } p;
+layout(std430, binding = 2) buffer Out { float outp[]; }; // (B, T, C)
+layout(std430, binding = 3) readonly buffer Seed { uvec2 key; };
+layout(push_constant) uniform P { uint B, T, NH, HS, causal, site; float prob; } p;
 void main() {
     uint i = gid();
     if (i >= p.B * p.NH * p.T) return;
@@ -37,9 +41,13 @@ void main() {
     for (uint t2 = 0; t2 <= tmax; t2++) att[row + t2] *= inv;
     for (uint t2 = tmax + 1; t2 < p.T; t2++) att[row + t2] = 0.0;
     uint o0 = (b * p.T + t) * C + h * p.HS;
-    for (uint d = 0; d < p.HS; d++) {
-        float s = 0.0;
-        for (uint t2 = 0; t2 <= tmax; t2++) s += att[row + t2] * qkv[(b * p.T + t2) * C3 + 2 * C + h * p.HS + d];
-        outp[o0 + d] = s;
+    for (uint d = 0; d < p.HS; d++) outp[o0 + d] = 0.0;
+    float drop_scale = 1.0 / (1.0 - p.prob);
+    for (uint t2 = 0; t2 <= tmax; t2++) {
+        // the dropout mask is a pure function of the index: backward regenerates it
+        if (p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
+        float a = att[row + t2] * drop_scale;
+        uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
+        for (uint d = 0; d < p.HS; d++) outp[o0 + d] += a * qkv[v0 + d];
     }
 }

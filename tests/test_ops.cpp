@@ -5,6 +5,8 @@
 #include "ops/adamw.h"
 #include "ops/attention.h"
 #include "ops/crossentropy.h"
+#include "ops/dropout.h"
+#include "ops/layernorm.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
 #include "reference/ops_ref.h"
@@ -106,18 +108,28 @@ TEST_CASE("matmul forward and backward match the CPU reference and finite differ
 TEST_CASE("attention forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(3);
     const int B = 2, T = 9, NH = 3, HS = 5, C = NH * HS;
-    for (bool causal : {true, false}) {
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {12345u, 7u};
+    key.upload(k, 8);
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}}) {
+        INFO("causal " << causal << " dropout " << prob);
+        ref::Drop rd;
+        rd.p = prob;
+        rd.site = 4;
+        rd.key[0] = k[0];
+        rd.key[1] = k[1];
+        ops::AttnDropout gd{prob, 4, key};
         auto qkv = test::randn(r, B * T * 3 * C), dout = test::randn(r, B * T * C);
         auto gqkv = upload(qkv), gdout = upload(dout);
         auto out = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
         test::run([&](Program& p) {
-            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal);
+            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
             p.barrier("backward reads att");
-            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS);
+            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, gd);
         });
         std::vector<double> ro, ratt, rdqkv;
-        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal);
-        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS);
+        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal, rd);
+        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS, rd);
         test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
         auto gatt = download(att, B * NH * T * T);
         test::require_close(gatt, ratt, 1e-6, 1e-5, "attention weights");
@@ -137,7 +149,7 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
         }
         auto f = [&](const std::vector<double>& x) {
             std::vector<double> o, a;
-            ref::attention_forward(o, a, x, B, T, NH, HS, causal);
+            ref::attention_forward(o, a, x, B, T, NH, HS, causal, rd);
             return dot(o, dout);
         };
         test::require_close(rdqkv, fd_grad(f, qkv), 1e-6, 1e-4, "dqkv vs finite differences");
@@ -205,4 +217,88 @@ TEST_CASE("AdamW matches PyTorch's update over several steps", "[ops]") {
     }
     test::require_close(download(gp, n), p, 1e-6, 1e-5, "params after 3 AdamW steps");
     test::require_close(download(gm, n), m, 1e-7, 1e-5, "first moment");
+}
+
+TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
+    Rng r(6);
+    const int M = 21, N = 16, K = 12;
+    auto inp = test::randn(r, M * K), w = test::randn(r, N * K), bias = test::randn(r, N), res = test::randn(r, M * N);
+    auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), out = zeros(M * N);
+    test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, false, gres); });
+    std::vector<double> ro;
+    ref::matmul_forward(ro, inp, w, &bias, M, N, K);
+    for (size_t i = 0; i < ro.size(); i++) ro[i] += res[i];
+    test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "x + proj(...)");
+}
+
+TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {
+    Rng r(7);
+    const int N = 29, C = 19;
+    for (bool accumulate : {false, true}) {
+        auto inp = test::randn(r, N * C, 2.0), w = test::randn(r, C), b = test::randn(r, C), dout = test::randn(r, N * C),
+             prior = test::randn(r, N * C);
+        auto ginp = upload(inp), gw = upload(w), gb = upload(b), gdout = upload(dout);
+        auto out = zeros(N * C), stats = zeros(N * 2), dinp = upload(prior), dw = zeros(C), db = zeros(C);
+        test::run([&](Program& p) {
+            ops::layernorm_forward(test::kernels(), p, out, stats, ginp, gw, gb, N, C);
+            p.barrier("backward reads the stats");
+            ops::layernorm_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, stats, N, C, accumulate);
+        });
+        std::vector<double> ro, rdinp, rdw, rdb;
+        ref::layernorm_forward(ro, inp, w, b, N, C);
+        ref::layernorm_backward(rdinp, rdw, rdb, dout, inp, w, N, C);
+        auto want_dinp = rdinp;
+        if (accumulate)
+            for (size_t i = 0; i < want_dinp.size(); i++) want_dinp[i] += prior[i];
+        test::require_close(download(out, N * C), ro, 1e-5, 1e-5, "layernorm out");
+        test::require_close(download(dinp, N * C), want_dinp, 1e-5, 1e-4, "dinp");
+        test::require_close(download(dw, C), rdw, 1e-4, 1e-4, "dw");
+        test::require_close(download(db, C), rdb, 1e-4, 1e-4, "db");
+        auto fi = [&](const std::vector<double>& x) {
+            std::vector<double> o;
+            ref::layernorm_forward(o, x, w, b, N, C);
+            return dot(o, dout);
+        };
+        auto fw = [&](const std::vector<double>& x) {
+            std::vector<double> o;
+            ref::layernorm_forward(o, inp, x, b, N, C);
+            return dot(o, dout);
+        };
+        test::require_close(rdinp, fd_grad(fi, inp), 1e-6, 1e-4, "dinp vs finite differences");
+        test::require_close(rdw, fd_grad(fw, w), 1e-6, 1e-4, "dw vs finite differences");
+    }
+}
+
+TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and backward reuses it", "[ops]") {
+    Rng r(8);
+    const int n = 20001;
+    const float prob = 0.2f;
+    auto x = test::randn(r, n), res = test::randn(r, n), dout = test::randn(r, n);
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {99u, 3u};
+    key.upload(k, 8);
+    auto gx = upload(x), gres = upload(res), gdout = upload(dout), out = zeros(n), dx = zeros(n);
+    test::run([&](Program& p) {
+        ops::dropout_forward(test::kernels(), p, out, gx, gres, key, n, 5, prob);
+        ops::dropout_backward(test::kernels(), p, dx, gdout, key, n, 5, prob);
+    });
+    ref::Drop d;
+    d.p = prob;
+    d.site = 5;
+    d.key[0] = k[0];
+    d.key[1] = k[1];
+    std::vector<double> ro, rdx;
+    ref::dropout_forward(ro, x, &res, d);
+    ref::dropout_backward(rdx, dout, d);
+    test::require_close(download(out, n), ro, 1e-6, 1e-6, "residual + dropout(x)");
+    test::require_close(download(dx, n), rdx, 1e-6, 1e-6, "dropout backward");
+    int kept = 0;
+    for (int i = 0; i < n; i++) kept += d.scale(i) > 0;
+    CHECK(std::abs(kept / double(n) - 0.8) < 0.01);
+    // another site or another step's key gives another mask
+    ref::Drop d2 = d;
+    d2.key[1] = 4;
+    int same = 0;
+    for (int i = 0; i < n; i++) same += (d.scale(i) > 0) == (d2.scale(i) > 0);
+    CHECK(same < n * 0.8);
 }

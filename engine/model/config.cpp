@@ -6,20 +6,33 @@
 
 namespace attn {
 
-std::vector<std::string> Config::preset_names() { return {"bigram", "single-head"}; }
+std::vector<std::string> Config::preset_names() {
+    return {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", "gpt"};
+}
 
 bool Config::apply_preset(const std::string& name) {
-    Config d;  // fresh defaults, keeping the sampling settings a user chose
+    Config d;  // fresh defaults, keeping the seed and the sampling settings a user chose
     d.temperature = temperature;
     d.top_k = top_k;
     d.sample_chars = sample_chars;
     d.seed = seed;
+    // the lecture's stages, each adding one thing to the previous
     if (name == "bigram") {
         d.kind = ModelKind::Bigram;
-        d.batch_size = 32; d.block_size = 8; d.lr = 1e-2f; d.max_iters = 3000;
+        d.lr = 1e-2f; d.max_iters = 3000;
     } else if (name == "single-head") {
-        d.kind = ModelKind::SingleHead;
-        d.batch_size = 32; d.block_size = 8; d.n_embd = 32; d.head_size = 32; d.lr = 1e-3f; d.max_iters = 5000;
+        d.n_head = 1; d.head_size = 32;
+    } else if (name == "multi-head") {
+        d.n_head = 4; d.head_size = 8;
+    } else if (name == "feed-forward") {
+        d.n_head = 4; d.head_size = 8; d.ffn = true;
+    } else if (name == "residual") {
+        d.n_head = 4; d.head_size = 8; d.ffn = true; d.residual = true; d.n_layer = 3;
+    } else if (name == "layernorm") {
+        d.n_head = 4; d.head_size = 8; d.ffn = true; d.residual = true; d.n_layer = 3; d.layernorm = true;
+    } else if (name == "gpt") {
+        d.n_head = 6; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 6; d.layernorm = true;
+        d.n_embd = 384; d.block_size = 256; d.batch_size = 64; d.dropout = 0.2f; d.lr = 3e-4f;
     } else {
         return false;
     }
@@ -28,13 +41,29 @@ bool Config::apply_preset(const std::string& name) {
     return true;
 }
 
-double Config::lecture_val_loss() const {
+double Config::lecture_val_loss(const std::string& preset) {
     if (preset == "bigram") return 2.5;
     if (preset == "single-head") return 2.4;
+    if (preset == "multi-head") return 2.28;
+    if (preset == "feed-forward") return 2.24;
+    if (preset == "residual") return 2.08;
+    if (preset == "layernorm") return 2.06;
+    if (preset == "gpt") return 1.48;
     return 0.0;
 }
 
-static void range_int(std::vector<ConfigError>& e, const char* flag, int v, int lo, int hi, const char* hint) {
+std::string Config::describe() const {
+    if (kind == ModelKind::Bigram) return "bigram (embedding lookup)";
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%d layer%s x %d head%s x %d, n_embd %d, block %d%s%s%s%s%s%s", n_layer,
+                  n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? ", ffn" : "",
+                  residual ? ", residual" : "", layernorm ? ", layernorm" : "", dropout > 0 ? ", dropout" : "",
+                  causal ? "" : ", ENCODER (no mask)", use_pos ? "" : ", no position embeddings");
+    return buf;
+}
+
+static void range_int(std::vector<ConfigError>& e, const char* flag, long long v, long long lo, long long hi,
+                      const char* hint) {
     if (v < lo || v > hi)
         e.push_back({flag, std::string(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
                                " (got " + std::to_string(v) + ")" + hint});
@@ -56,7 +85,19 @@ std::vector<ConfigError> validate(const Config& c) {
     range_int(e, "--batch-size", c.batch_size, 1, 4096, "");
     if (c.kind != ModelKind::Bigram) {
         range_int(e, "--n-embd", c.n_embd, 1, 4096, "");
-        range_int(e, "--head-size", c.head_size, 1, 4096, "");
+        range_int(e, "--n-head", c.n_head, 1, 64, "");
+        range_int(e, "--head-size", c.head_size, 0, 4096, "; 0 means n_embd / n_head");
+        range_int(e, "--n-layer", c.n_layer, 1, 48, "");
+        range_float(e, "--dropout", c.dropout, 0.0f, 0.9f, false);
+        if (e.empty() && c.hs() < 1)
+            e.push_back({"--n-head", "--n-head " + std::to_string(c.n_head) + " leaves no room in n_embd " +
+                                         std::to_string(c.n_embd) + ": use fewer heads or a wider --n-embd"});
+        bool stacked = c.ffn || c.residual || c.layernorm || c.n_layer > 1;
+        if (e.empty() && stacked && c.attn_dim() != c.n_embd)
+            e.push_back({"--head-size", "n_head x head_size (" + std::to_string(c.n_head) + " x " + std::to_string(c.hs()) +
+                                            ") must equal n_embd (" + std::to_string(c.n_embd) +
+                                            ") once blocks are stacked or have a feed-forward, residual or LayerNorm: "
+                                            "set --head-size 0 to derive it"});
     }
     range_float(e, "--lr", c.lr, 0.0f, 10.0f, true);
     range_float(e, "--weight-decay", c.weight_decay, 0.0f, 1.0f, false);

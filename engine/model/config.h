@@ -1,4 +1,4 @@
-// Config: the one source of truth for every hyperparameter, with presets and validation messages.
+// Config: the one source of truth for every hyperparameter, with the lecture's presets and validation messages.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -6,34 +6,52 @@
 
 namespace attn {
 
-enum class ModelKind { Bigram, SingleHead };
+enum class ModelKind {
+    Bigram,       // logits = Embedding(V, V)[idx]: no attention at all
+    Transformer,  // token + position embedding -> n_layer blocks (switches below) -> lm_head
+    SingleHead = Transformer,  // the single-head preset is a one-layer Transformer with every switch off
+};
 
 struct Config {
-    // --- model (changing any of these re-initialises) ---
+    // --- model: changing any of these re-initialises ---
     std::string preset = "single-head";
-    ModelKind kind = ModelKind::SingleHead;
-    int block_size = 8;    // T: context length, the lecture's 8
-    int n_embd = 32;       // C: embedding width
-    int head_size = 32;    // HS: the lecture's single head uses head_size = n_embd
-    bool causal = true;    // false: an encoder block, every position sees every other
-    uint64_t seed = 1337;  // the lecture's torch.manual_seed(1337)
-    // --- training (live) ---
-    int batch_size = 32;       // B: independent sequences per step
-    float lr = 1e-3f;          // AdamW learning rate
-    float weight_decay = 0.01f;// PyTorch's AdamW default
+    ModelKind kind = ModelKind::Transformer;
+    int block_size = 8;      // T: context length, the lecture's 8
+    int n_embd = 32;         // C: embedding width
+    int n_head = 1;          // NH: heads per attention layer
+    int head_size = 0;       // HS: 0 means n_embd / n_head (the single head may differ from n_embd)
+    int n_layer = 1;         // blocks
+    bool ffn = false;        // feed-forward after attention: Linear(C,C)+ReLU, or C->4C->C inside residual blocks
+    bool residual = false;   // x + proj(attention), x + ffn: the lecture's Block
+    bool layernorm = false;  // pre-norm in each block and a final LayerNorm before lm_head
+    float dropout = 0.0f;    // on attention weights and both residual branches, training only
+    bool causal = true;      // false: an encoder, every position sees every other (one mask of difference)
+    bool use_pos = true;     // false: no position embeddings (attention then has no notion of order)
+    uint64_t seed = 1337;    // the lecture's torch.manual_seed(1337)
+    // --- training: live ---
+    int batch_size = 32;        // B: independent sequences per step
+    float lr = 1e-3f;           // AdamW learning rate
+    float weight_decay = 0.01f; // PyTorch's AdamW default
     int max_iters = 5000;
     int eval_interval = 500;
-    int eval_iters = 200;      // batches per split in estimate_loss
-    // --- sampling (live) ---
+    int eval_iters = 200;       // batches per split in estimate_loss
+    // --- sampling: live ---
     float temperature = 1.0f;
-    int top_k = 0;             // 0: sample from the full distribution
+    int top_k = 0;              // 0: sample from the full distribution
     int sample_chars = 500;
 
-    // Sets the lecture's defaults for a preset; returns false for an unknown name.
+    int hs() const { return head_size > 0 ? head_size : n_embd / (n_head > 0 ? n_head : 1); }
+    int attn_dim() const { return n_head * hs(); }  // width of the concatenated heads
+    int ffn_dim() const { return residual ? 4 * n_embd : n_embd; }
+
+    // Sets the lecture's defaults for a preset, keeping seed and sampling settings; false if unknown.
     bool apply_preset(const std::string& name);
     static std::vector<std::string> preset_names();
-    // The lecture's val loss for the preset (for plots and checks); 0 if none.
-    double lecture_val_loss() const;
+    // The lecture's val loss for a preset (0 if none), for plots and benchmarks.
+    static double lecture_val_loss(const std::string& preset);
+    double lecture_val_loss() const { return lecture_val_loss(preset); }
+    // One line describing the model, e.g. "3 layers x 4 heads x 8, ffn, residual, layernorm".
+    std::string describe() const;
 };
 
 struct ConfigError {
@@ -41,7 +59,7 @@ struct ConfigError {
     std::string message;  // what is wrong and what to do, one line
 };
 
-// Every problem with `c`, for a corpus of `vocab` characters (0: not known yet).
+// Every problem with `c`; empty when it can run.
 std::vector<ConfigError> validate(const Config& c);
 
 }  // namespace attn

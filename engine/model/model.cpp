@@ -1,12 +1,15 @@
-// The bigram and single-head models of the lecture, recorded as sequences of op dispatches.
+// The lecture's models, bigram to GPT, recorded as sequences of op dispatches (forward, backward, AdamW).
 #include "model/model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/adamw.h"
 #include "ops/attention.h"
 #include "ops/crossentropy.h"
+#include "ops/dropout.h"
 #include "ops/embedding.h"
+#include "ops/layernorm.h"
 #include "ops/matmul.h"
 #include "rng.h"
 
@@ -18,41 +21,100 @@ static size_t f4(size_t n) { return n * sizeof(float); }
 
 Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits) : B(B_), T(cfg.block_size) {
     size_t bt = size_t(B) * T;
-    bool bigram = cfg.kind == ModelKind::Bigram;
-    size_t C = bigram ? 0 : cfg.n_embd, HS = bigram ? 0 : cfg.head_size, NH = bigram ? 0 : 1;
-    x = Buffer(ctx, f4(bt * C));
-    qkv = Buffer(ctx, f4(bt * 3 * HS));
-    att = Buffer(ctx, f4(size_t(B) * NH * T * T));
-    y = Buffer(ctx, f4(bt * HS));
     logits = Buffer(ctx, f4(bt * V), host_logits);
     losses = Buffer(ctx, f4(bt));
-    dlogits = Buffer(ctx, f4(bt * V));
-    dy = Buffer(ctx, f4(bt * HS));
-    dqkv = Buffer(ctx, f4(bt * 3 * HS));
-    dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
-    dx = Buffer(ctx, f4(bt * C));
     result = Buffer(ctx, f4(4), true);
+    dlogits = Buffer(ctx, f4(bt * V));
+    if (cfg.kind == ModelKind::Bigram) return;
+    size_t C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn ? cfg.ffn_dim() : 0, NH = cfg.n_head;
+    x = Buffer(ctx, f4(bt * C));
+    for (int l = 0; l < cfg.n_layer; l++) {
+        BlockActs b;
+        if (cfg.layernorm) {
+            b.ln1 = Buffer(ctx, f4(bt * C));
+            b.ln1_stats = Buffer(ctx, f4(bt * 2));
+        }
+        b.qkv = Buffer(ctx, f4(bt * 3 * A));
+        b.att = Buffer(ctx, f4(size_t(B) * NH * T * T));
+        b.y = Buffer(ctx, f4(bt * A));
+        if (cfg.residual) b.xa = Buffer(ctx, f4(bt * C));
+        if (cfg.ffn) {
+            if (cfg.layernorm) {
+                b.ln2 = Buffer(ctx, f4(bt * C));
+                b.ln2_stats = Buffer(ctx, f4(bt * 2));
+            }
+            b.h = Buffer(ctx, f4(bt * F));
+            if (cfg.residual) b.xf = Buffer(ctx, f4(bt * C));
+        }
+        blocks.push_back(std::move(b));
+    }
+    if (cfg.layernorm) {
+        lnf = Buffer(ctx, f4(bt * C));
+        lnf_stats = Buffer(ctx, f4(bt * 2));
+    }
+    size_t W = std::max({C, A, F});
+    dres = Buffer(ctx, f4(bt * W));
+    dres2 = Buffer(ctx, f4(bt * W));
+    dln = Buffer(ctx, f4(bt * C));
+    dy = Buffer(ctx, f4(bt * A));
+    dqkv = Buffer(ctx, f4(bt * 3 * A));
+    dh = Buffer(ctx, f4(bt * F));
+    dtmp = Buffer(ctx, f4(bt * C));
+    dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
+}
+
+int Model::add(std::string name, std::vector<int> shape, Init init, float bound) {
+    ParamInfo pi{std::move(name), std::move(shape), m_flat, 1, init, bound};
+    for (int d : pi.shape) pi.count *= size_t(d);
+    m_flat += (pi.count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
+    m_info.push_back(pi);
+    return int(m_info.size()) - 1;
 }
 
 Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V) : m_ctx(ctx), m_kc(kc), m_cfg(cfg), m_V(V) {
     if (ctx.props().limits.minStorageBufferOffsetAlignment > ALIGN_FLOATS * sizeof(float))
         throw Error("this GPU needs storage-buffer offsets aligned to more than 256 bytes, which is not supported");
-    auto add = [&](std::string name, std::vector<int> shape, float bound) {
-        ParamInfo pi{std::move(name), std::move(shape), m_flat, 1, bound};
-        for (int d : pi.shape) pi.count *= size_t(d);
-        m_flat += (pi.count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
-        m_info.push_back(pi);
-    };
-    int T = cfg.block_size, C = cfg.n_embd, HS = cfg.head_size;
+    auto lin = [](int fan_in) { return 1.0f / std::sqrt(float(fan_in)); };
+    int T = cfg.block_size, C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn_dim();
     if (cfg.kind == ModelKind::Bigram) {
-        add("token_embedding_table.weight", {V, V}, 0);
+        add("token_embedding_table.weight", {V, V}, Init::Normal);
     } else {
-        add("token_embedding_table.weight", {V, C}, 0);
-        add("position_embedding_table.weight", {T, C}, 0);
-        // key, query, value Linear(C, HS, bias=False) stacked as one (3*HS, C) matrix: q | k | v
-        add("sa_head.qkv.weight", {3 * HS, C}, 1.0f / std::sqrt(float(C)));
-        add("lm_head.weight", {V, HS}, 1.0f / std::sqrt(float(HS)));
-        add("lm_head.bias", {V}, 1.0f / std::sqrt(float(HS)));
+        add("token_embedding_table.weight", {V, C}, Init::Normal);
+        if (cfg.use_pos) m_wpe = add("position_embedding_table.weight", {T, C}, Init::Normal);
+        for (int l = 0; l < cfg.n_layer; l++) {
+            std::string pre = "blocks." + std::to_string(l) + ".";
+            BlockParams b;
+            if (cfg.layernorm) {
+                b.ln1_w = add(pre + "ln1.weight", {C}, Init::Ones);
+                b.ln1_b = add(pre + "ln1.bias", {C}, Init::Zeros);
+            }
+            // every head's query, key, value Linear(C, HS, bias=False), stacked as q | k | v, heads within each
+            b.qkv = add(pre + "sa.qkv.weight", {3 * A, C}, Init::Uniform, lin(C));
+            if (cfg.residual) {
+                b.proj_w = add(pre + "sa.proj.weight", {C, A}, Init::Uniform, lin(A));
+                b.proj_b = add(pre + "sa.proj.bias", {C}, Init::Uniform, lin(A));
+            }
+            if (cfg.ffn) {
+                if (cfg.layernorm) {
+                    b.ln2_w = add(pre + "ln2.weight", {C}, Init::Ones);
+                    b.ln2_b = add(pre + "ln2.bias", {C}, Init::Zeros);
+                }
+                b.fc_w = add(pre + "ffwd.fc.weight", {F, C}, Init::Uniform, lin(C));
+                b.fc_b = add(pre + "ffwd.fc.bias", {F}, Init::Uniform, lin(C));
+                if (cfg.residual) {
+                    b.fc2_w = add(pre + "ffwd.proj.weight", {C, F}, Init::Uniform, lin(F));
+                    b.fc2_b = add(pre + "ffwd.proj.bias", {C}, Init::Uniform, lin(F));
+                }
+            }
+            m_blocks.push_back(b);
+        }
+        if (cfg.layernorm) {
+            m_lnf_w = add("ln_f.weight", {C}, Init::Ones);
+            m_lnf_b = add("ln_f.bias", {C}, Init::Zeros);
+        }
+        int D = (cfg.residual || cfg.ffn) ? C : A;  // width of the stream reaching lm_head
+        m_lm_w = add("lm_head.weight", {V, D}, Init::Uniform, lin(D));
+        m_lm_b = add("lm_head.bias", {V}, Init::Uniform, lin(D));
     }
     params = Buffer(ctx, f4(m_flat));
     grads = Buffer(ctx, f4(m_flat));
@@ -69,20 +131,29 @@ size_t Model::num_params() const {
     return n;
 }
 
-size_t Model::bytes_needed(int B) const {
-    size_t bt = size_t(B) * m_cfg.block_size;
-    size_t HS = m_cfg.head_size, C = m_cfg.n_embd, T = m_cfg.block_size;
-    size_t act = m_cfg.kind == ModelKind::Bigram ? bt * m_V * 2 + bt
-                                                 : bt * (2 * C + 6 * HS + 2 * m_V + 1) + 2 * size_t(B) * T * T;
-    return f4(4 * m_flat + act);
+size_t Model::bytes_needed(const Config& c, int V) {
+    size_t bt = size_t(c.batch_size) * c.block_size, T = c.block_size;
+    if (c.kind == ModelKind::Bigram) return f4(4 * size_t(V) * V + bt * (2 * V + 1));
+    size_t C = c.n_embd, A = c.attn_dim(), F = c.ffn ? c.ffn_dim() : 0, L = c.n_layer, NH = c.n_head;
+    size_t params = V * C + T * C + L * (3 * A * C + A * C + F * C * 2 + 8 * C) + V * C + V;
+    size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C) + c.batch_size * NH * T * T;
+    size_t grads = bt * (2 * std::max({C, A, F}) + C + A + 3 * A + F + C) + c.batch_size * NH * T * T;
+    return f4(4 * params + L * per_block + bt * (C + 2 * C + 2 * V + 1) + grads);
 }
 
 void Model::init(uint64_t seed) {
     Rng rng(seed);
     std::vector<float> flat(m_flat, 0.0f);
     for (auto& pi : m_info)
-        for (size_t i = 0; i < pi.count; i++)
-            flat[pi.offset + i] = pi.init_bound == 0 ? float(rng.normal()) : float(rng.uniform(-pi.init_bound, pi.init_bound));
+        for (size_t i = 0; i < pi.count; i++) {
+            float& x = flat[pi.offset + i];
+            switch (pi.init) {
+                case Init::Normal: x = float(rng.normal()); break;
+                case Init::Uniform: x = float(rng.uniform(-pi.bound, pi.bound)); break;
+                case Init::Ones: x = 1.0f; break;
+                case Init::Zeros: x = 0.0f; break;
+            }
+        }
     params.upload(flat);
     adam_m.fill_zero();
     adam_v.fill_zero();
@@ -92,21 +163,82 @@ std::vector<float> Model::read_params() const { return params.read<float>(m_flat
 void Model::write_params(const std::vector<float>& flat) { params.upload(flat); }
 std::vector<float> Model::read_grads() const { return grads.read<float>(m_flat); }
 
-BufferRange Model::p(size_t i) const { return {params, f4(m_info[i].offset), f4(m_info[i].count)}; }
-BufferRange Model::g(size_t i) const { return {grads, f4(m_info[i].offset), f4(m_info[i].count)}; }
+BufferRange Model::p(int i) const { return i < 0 ? BufferRange(m_dummy) : BufferRange{params, f4(m_info[i].offset), f4(m_info[i].count)}; }
+BufferRange Model::g(int i) const { return i < 0 ? BufferRange(m_dummy) : BufferRange{grads, f4(m_info[i].offset), f4(m_info[i].count)}; }
 
-void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, bool with_loss) {
-    uint32_t B = a.B, T = a.T, V = m_V, C = m_cfg.n_embd, HS = m_cfg.head_size, BT = B * T;
-    if (m_cfg.kind == ModelKind::Bigram) {
+const Buffer& Model::block_input(const Activations& a, int l) const { return l == 0 ? a.x : block_output(a, l - 1); }
+
+const Buffer& Model::block_output(const Activations& a, int l) const {
+    const BlockActs& b = a.blocks[l];
+    if (m_cfg.ffn) return m_cfg.residual ? b.xf : b.h;
+    return m_cfg.residual ? b.xa : b.y;
+}
+
+void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, const Buffer& seed,
+                           bool with_loss, bool training) {
+    const Config& c = m_cfg;
+    uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
+    if (c.kind == ModelKind::Bigram) {
         ops::embedding_forward(m_kc, pr, a.logits, tokens, offsets, p(0), m_dummy, B, T, V, false);
     } else {
-        ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(1), B, T, C, true);
-        pr.barrier("qkv projection reads the embeddings");
-        ops::matmul_forward(m_kc, pr, a.qkv, a.x, p(2), m_dummy, BT, 3 * HS, C, false);
-        pr.barrier("attention reads q, k, v");
-        ops::attention_forward(m_kc, pr, a.y, a.att, a.qkv, B, T, 1, HS, m_cfg.causal);
-        pr.barrier("lm_head reads the attention output");
-        ops::matmul_forward(m_kc, pr, a.logits, a.y, p(3), p(4), BT, V, HS, true);
+        uint32_t C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim();
+        float drop = training ? c.dropout : 0.0f;
+        ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(m_wpe), B, T, C, c.use_pos);
+        for (int l = 0; l < c.n_layer; l++) {
+            const BlockParams& P = m_blocks[l];
+            BlockActs& L = a.blocks[l];
+            const Buffer& in = block_input(a, l);  // (B,T,C)
+            const Buffer* a_in = &in;
+            if (c.layernorm) {
+                pr.barrier("ln1 reads the block input");
+                ops::layernorm_forward(m_kc, pr, L.ln1, L.ln1_stats, in, p(P.ln1_w), p(P.ln1_b), BT, C);
+                a_in = &L.ln1;
+            }
+            pr.barrier("the qkv projection reads the block input");
+            ops::matmul_forward(m_kc, pr, L.qkv, *a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false);
+            pr.barrier("attention reads q, k, v");
+            ops::attention_forward(m_kc, pr, L.y, L.att, L.qkv, B, T, NH, HS, c.causal, {drop, uint32_t(3 * l), seed});
+            const Buffer* mid = &L.y;
+            if (c.residual) {
+                pr.barrier("the output projection reads the heads");
+                if (drop > 0) {
+                    ops::matmul_forward(m_kc, pr, a.dtmp, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true);
+                    pr.barrier("dropout reads the projection");
+                    ops::dropout_forward(m_kc, pr, L.xa, a.dtmp, in, seed, BT * C, 3 * l + 1, drop);
+                } else {
+                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true, false, in);
+                }
+                mid = &L.xa;
+            }
+            if (!c.ffn) continue;
+            const Buffer* f_in = mid;
+            if (c.layernorm) {
+                pr.barrier("ln2 reads the stream after attention");
+                ops::layernorm_forward(m_kc, pr, L.ln2, L.ln2_stats, *mid, p(P.ln2_w), p(P.ln2_b), BT, C);
+                f_in = &L.ln2;
+            }
+            pr.barrier("the feed-forward reads its input");
+            ops::matmul_forward(m_kc, pr, L.h, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, true);
+            if (c.residual) {
+                pr.barrier("the feed-forward projection reads the hidden layer");
+                if (drop > 0) {
+                    ops::matmul_forward(m_kc, pr, a.dtmp, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true);
+                    pr.barrier("dropout reads the projection");
+                    ops::dropout_forward(m_kc, pr, L.xf, a.dtmp, *mid, seed, BT * C, 3 * l + 2, drop);
+                } else {
+                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true, false, *mid);
+                }
+            }
+        }
+        const Buffer* fin = &block_output(a, c.n_layer - 1);
+        uint32_t D = (c.residual || c.ffn) ? C : A;
+        if (c.layernorm) {
+            pr.barrier("the final LayerNorm reads the stream");
+            ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_lnf_w), p(m_lnf_b), BT, C);
+            fin = &a.lnf;
+        }
+        pr.barrier("lm_head reads the final stream");
+        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_lm_w), p(m_lm_b), BT, V, D, true);
     }
     if (!with_loss) return;
     pr.barrier("cross-entropy reads the logits");
@@ -115,21 +247,101 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
     ops::mean_forward(m_kc, pr, a.result, a.losses, BT, 0);
 }
 
-void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets) {
-    uint32_t B = a.B, T = a.T, V = m_V, C = m_cfg.n_embd, HS = m_cfg.head_size, BT = B * T;
+void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, const Buffer& seed) {
+    const Config& c = m_cfg;
+    uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
     ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V);
     pr.barrier("backward reads dlogits");
-    if (m_cfg.kind == ModelKind::Bigram) {
+    if (c.kind == ModelKind::Bigram) {
         ops::embedding_backward(m_kc, pr, g(0), m_dummy, a.dlogits, tokens, offsets, B, T, V, V, false);
         return;
     }
-    ops::matmul_backward(m_kc, pr, a.dy, g(3), g(4), a.dlogits, a.y, p(3), a.logits, BT, V, HS, true, false, true, false);
-    pr.barrier("attention backward reads dy");
-    ops::attention_backward(m_kc, pr, a.dqkv, a.dpre, a.dy, a.qkv, a.att, B, T, 1, HS);
-    pr.barrier("qkv projection backward reads dqkv");
-    ops::matmul_backward(m_kc, pr, a.dx, g(2), m_dummy, a.dqkv, a.x, p(2), a.qkv, BT, 3 * HS, C, false, false, true, false);
-    pr.barrier("embedding backward reads dx");
-    ops::embedding_backward(m_kc, pr, g(0), g(1), a.dx, tokens, offsets, B, T, C, V, true);
+    uint32_t C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim();
+    uint32_t D = (c.residual || c.ffn) ? C : A;
+    float drop = c.dropout;
+    const bool res = c.residual;
+    // The stream's gradient. With residuals every branch adds into one buffer (the identity path is free);
+    // without, each layer reads one buffer and writes the other.
+    Buffer* cur = &a.dres;
+    Buffer* other = &a.dres2;
+    const Buffer& last = block_output(a, c.n_layer - 1);
+    if (c.layernorm) {
+        ops::matmul_backward(m_kc, pr, a.dln, g(m_lm_w), g(m_lm_b), a.dlogits, a.lnf, p(m_lm_w), m_dummy, BT, V, D, true, false, true, false);
+        pr.barrier("ln_f backward reads its output gradient");
+        ops::layernorm_backward(m_kc, pr, *cur, g(m_lnf_w), g(m_lnf_b), a.dln, last, p(m_lnf_w), a.lnf_stats, BT, C, false);
+    } else {
+        ops::matmul_backward(m_kc, pr, *cur, g(m_lm_w), g(m_lm_b), a.dlogits, last, p(m_lm_w), m_dummy, BT, V, D, true, false, true, false);
+    }
+    for (int l = c.n_layer - 1; l >= 0; l--) {
+        const BlockParams& P = m_blocks[l];
+        BlockActs& L = a.blocks[l];
+        const Buffer& in = block_input(a, l);
+        const Buffer& mid = res ? L.xa : L.y;
+        if (c.ffn) {
+            pr.barrier("feed-forward backward reads the stream gradient");
+            if (res) {
+                const Buffer* dbranch = cur;
+                if (drop > 0) {
+                    ops::dropout_backward(m_kc, pr, a.dtmp, *cur, seed, BT * C, 3 * l + 2, drop);
+                    pr.barrier("the projection backward reads the undropped gradient");
+                    dbranch = &a.dtmp;
+                }
+                ops::matmul_backward(m_kc, pr, a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false);
+                pr.barrier("fc backward reads dh");
+                if (c.layernorm) {
+                    ops::matmul_backward(m_kc, pr, a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                    pr.barrier("ln2 backward reads its output gradient");
+                    ops::layernorm_backward(m_kc, pr, *cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true);
+                } else {
+                    ops::matmul_backward(m_kc, pr, *cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, true, true, true);
+                }
+            } else {
+                const Buffer& f_in = c.layernorm ? L.ln2 : mid;
+                Buffer& target = c.layernorm ? a.dln : *other;
+                ops::matmul_backward(m_kc, pr, target, g(P.fc_w), g(P.fc_b), *cur, f_in, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                if (c.layernorm) {
+                    pr.barrier("ln2 backward reads its output gradient");
+                    ops::layernorm_backward(m_kc, pr, *other, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, false);
+                }
+                std::swap(cur, other);
+            }
+        }
+        pr.barrier("attention backward reads the stream gradient");
+        const Buffer* dy = cur;
+        if (res) {
+            const Buffer* dbranch = cur;
+            if (drop > 0) {
+                ops::dropout_backward(m_kc, pr, a.dtmp, *cur, seed, BT * C, 3 * l + 1, drop);
+                pr.barrier("the projection backward reads the undropped gradient");
+                dbranch = &a.dtmp;
+            }
+            ops::matmul_backward(m_kc, pr, a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, true, false, true, false);
+            pr.barrier("attention backward reads dy");
+            dy = &a.dy;
+        }
+        ops::attention_backward(m_kc, pr, a.dqkv, a.dpre, *dy, L.qkv, L.att, B, T, NH, HS, {drop, uint32_t(3 * l), seed});
+        pr.barrier("the qkv projection backward reads dqkv");
+        const Buffer& a_in = c.layernorm ? L.ln1 : in;
+        if (res) {
+            if (c.layernorm) {
+                ops::matmul_backward(m_kc, pr, a.dln, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
+                pr.barrier("ln1 backward reads its output gradient");
+                ops::layernorm_backward(m_kc, pr, *cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true);
+            } else {
+                ops::matmul_backward(m_kc, pr, *cur, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, true);
+            }
+        } else {
+            Buffer& target = c.layernorm ? a.dln : *other;
+            ops::matmul_backward(m_kc, pr, target, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
+            if (c.layernorm) {
+                pr.barrier("ln1 backward reads its output gradient");
+                ops::layernorm_backward(m_kc, pr, *other, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, false);
+            }
+            std::swap(cur, other);
+        }
+    }
+    pr.barrier("embedding backward reads the stream gradient");
+    ops::embedding_backward(m_kc, pr, g(0), g(m_wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos);
 }
 
 void Model::record_update(Program& pr, const Buffer& hyper) {

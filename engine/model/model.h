@@ -8,30 +8,54 @@
 
 namespace attn {
 
+enum class Init { Normal, Uniform, Ones, Zeros };  // Embedding N(0,1); Linear U(+-1/sqrt(fan_in)); LayerNorm 1, 0
+
 struct ParamInfo {
-    std::string name;        // e.g. "lm_head.weight"
-    std::vector<int> shape;  // PyTorch's shape, e.g. {V, C}
+    std::string name;        // PyTorch-style, e.g. "blocks.0.sa.qkv.weight"
+    std::vector<int> shape;  // e.g. {V, C}
     size_t offset = 0;       // in floats, into the flat parameter buffer
     size_t count = 0;
-    float init_bound = 0;    // Linear: U(-b, b) with b = 1/sqrt(fan_in); 0 means Embedding's N(0, 1)
+    Init init = Init::Normal;
+    float bound = 0;         // for Init::Uniform
 };
 
-// Per-batch-shape activations and their gradients. Shapes use B, T, C, HS, V.
+// Indices into Model::params_info() of one block's tensors (-1: absent).
+struct BlockParams {
+    int ln1_w = -1, ln1_b = -1, qkv = -1, proj_w = -1, proj_b = -1, ln2_w = -1, ln2_b = -1;
+    int fc_w = -1, fc_b = -1, fc2_w = -1, fc2_b = -1;
+};
+
+// Activations of one block, for one batch shape. A = n_head*head_size, F = ffn width.
+struct BlockActs {
+    Buffer ln1, ln1_stats;  // (B,T,C), (B,T,2)
+    Buffer qkv;             // (B,T,3A)
+    Buffer att;             // (B,NH,T,T)  softmax weights, masked entries 0 (before dropout)
+    Buffer y;               // (B,T,A)     heads concatenated
+    Buffer xa;              // (B,T,C)     stream after the attention residual
+    Buffer ln2, ln2_stats;  // (B,T,C), (B,T,2)
+    Buffer h;               // (B,T,F)     ReLU(fc)
+    Buffer xf;              // (B,T,C)     stream after the feed-forward residual
+};
+
+// Per-batch-shape activations and gradients.
 struct Activations {
     Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits);
     int B, T;
-    Buffer x;       // (B, T, C)        token + position embedding   (bigram: unused)
-    Buffer qkv;     // (B, T, 3*HS)     q | k | v
-    Buffer att;     // (B, NH, T, T)    attention weights, masked entries 0
-    Buffer y;       // (B, T, HS)       attention output
-    Buffer logits;  // (B, T, V)
-    Buffer losses;  // (B, T)
-    Buffer dlogits; // (B, T, V)
-    Buffer dy;      // (B, T, HS)
-    Buffer dqkv;    // (B, T, 3*HS)
-    Buffer dpre;    // (B, NH, T, T)    scratch of attention_backward
-    Buffer dx;      // (B, T, C)
-    Buffer result;  // (4,) host-visible: mean loss, non-finite flag
+    Buffer x;                      // (B,T,C) token + position embedding (bigram: unused)
+    std::vector<BlockActs> blocks;
+    Buffer lnf, lnf_stats;         // (B,T,C), (B,T,2)
+    Buffer logits;                 // (B,T,V)
+    Buffer losses;                 // (B,T)
+    Buffer result;                 // (4,) host-visible: mean loss, non-finite flag
+    // gradients and scratch, shared by all blocks
+    Buffer dlogits;                // (B,T,V)
+    Buffer dres, dres2;            // (B,T,max(C,A,F)) the stream's gradient (ping-pong without residuals)
+    Buffer dln;                    // (B,T,C)  gradient at a LayerNorm's output
+    Buffer dy;                     // (B,T,A)
+    Buffer dqkv;                   // (B,T,3A)
+    Buffer dh;                     // (B,T,F)
+    Buffer dtmp;                   // (B,T,C)  dropout scratch: pre-dropout branch output, its gradient
+    Buffer dpre;                   // (B,NH,T,T) attention backward scratch
 };
 
 class Model {
@@ -40,35 +64,55 @@ public:
 
     const Config& config() const { return m_cfg; }
     int vocab_size() const { return m_V; }
-    int n_head() const { return 1; }
+    int n_head() const { return m_cfg.kind == ModelKind::Bigram ? 0 : m_cfg.n_head; }
+    int n_layer() const { return m_cfg.kind == ModelKind::Bigram ? 0 : m_cfg.n_layer; }
     const std::vector<ParamInfo>& params_info() const { return m_info; }
-    size_t num_params() const;           // trainable scalars (the lecture's parameter count)
+    const std::vector<BlockParams>& blocks() const { return m_blocks; }
+    int wte() const { return 0; }
+    int wpe() const { return m_wpe; }
+    int lnf_w() const { return m_lnf_w; }
+    int lnf_b() const { return m_lnf_b; }
+    int lm_w() const { return m_lm_w; }
+    int lm_b() const { return m_lm_b; }
+    size_t num_params() const;                   // trainable scalars (the lecture's parameter count)
     size_t flat_size() const { return m_flat; }  // floats in the flat buffers, with alignment padding
-    size_t bytes_needed(int batch_size) const;   // parameters + optimizer + activations, for memory checks
+    // Parameters + gradients + AdamW moments + activations of one training batch, in bytes.
+    static size_t bytes_needed(const Config& cfg, int vocab_size);
 
-    // PyTorch default initialisation (Embedding N(0,1), Linear U(+-1/sqrt(fan_in))), AdamW moments zeroed.
+    // The switches that change no parameter shape; re-record programs afterwards.
+    void set_switches(bool causal, float dropout) { m_cfg.causal = causal; m_cfg.dropout = dropout; }
+
+    // PyTorch default initialisation, AdamW moments zeroed.
     void init(uint64_t seed);
     std::vector<float> read_params() const;
     void write_params(const std::vector<float>& flat);
     std::vector<float> read_grads() const;
 
-    // Records forward (and the mean loss into act.result when with_loss) for tokens[offsets[b] + t].
-    void record_forward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, bool with_loss);
+    // Records the forward for tokens[offsets[b] + t]; with_loss adds the mean loss into act.result.
+    // `seed` holds the step's dropout key (uvec2); dropout is applied only when training.
+    void record_forward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed,
+                        bool with_loss, bool training);
     // Records backward of the mean loss; every gradient is overwritten (no zero_grad needed).
-    void record_backward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets);
+    void record_backward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed);
     // Records AdamW on every parameter; `hyper` holds ops::AdamWHyper, rewritten by the host each step.
     void record_update(Program& pr, const Buffer& hyper);
 
     Buffer params, grads, adam_m, adam_v;  // flat, (flat_size,)
 
 private:
-    BufferRange p(size_t i) const;   // parameter i as a range of `params`
-    BufferRange g(size_t i) const;   // its gradient
+    BufferRange p(int i) const;  // parameter i as a range of `params`
+    BufferRange g(int i) const;  // its gradient
+    int add(std::string name, std::vector<int> shape, Init init, float bound = 0);
+    // The stream (B,T,width) entering block l, and leaving it.
+    const Buffer& block_input(const Activations& a, int l) const;
+    const Buffer& block_output(const Activations& a, int l) const;
     Context& m_ctx;
     KernelCache& m_kc;
     Config m_cfg;
     int m_V;
     std::vector<ParamInfo> m_info;
+    std::vector<BlockParams> m_blocks;
+    int m_wpe = -1, m_lnf_w = -1, m_lnf_b = -1, m_lm_w = -1, m_lm_b = -1;
     size_t m_flat = 0;
     Buffer m_dummy;  // bound where a kernel's optional input is unused
 };

@@ -4,16 +4,18 @@
 
 namespace attn::ops {
 
-struct MatmulPush { uint32_t M, N, K, has_bias, relu; };
-static_assert(sizeof(MatmulPush) == 20);
+struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual; };
+static_assert(sizeof(MatmulPush) == 24);
 struct MatmulBackPush { uint32_t M, N, K, has_bias, relu, want_dinp, accumulate; };
 static_assert(sizeof(MatmulBackPush) == 28);
 
-// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N)
+// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given
 inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
-                           BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false) {
-    MatmulPush p{M, N, K, has_bias, relu};
-    pr.dispatch(kc.get("matmul_forward", 4, sizeof p), {inp, w, bias, out}, p, uint64_t(M) * N);
+                           BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false,
+                           BufferRange residual = {}) {
+    MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr};
+    BufferRange res = residual.buffer ? residual : w;  // any valid binding when unused
+    pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N);
 }
 
 // dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.

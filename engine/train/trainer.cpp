@@ -14,11 +14,12 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
     auto errs = validate(cfg);
     if (!errs.empty()) throw Error(errs.front().message);
     data.check_block_size(cfg.block_size);
-    m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size());
-    size_t need = m_model->bytes_needed(cfg.batch_size) + data.tokens().size() * 4;
+    size_t need = Model::bytes_needed(cfg, data.vocab_size()) + data.tokens().size() * 4;
     if (need > ctx.device_memory_bytes())
         throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
-                    " has " + std::to_string(ctx.device_memory_bytes() >> 20) + " MiB: lower --batch-size or --block-size");
+                    " has " + std::to_string(ctx.device_memory_bytes() >> 20) +
+                    " MiB: lower --batch-size, --block-size, --n-embd or --n-layer");
+    m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size());
     m_model->init(cfg.seed);
     m_tokens = Buffer(ctx, data.tokens().size() * 4);
     m_tokens.upload(data.tokens());
@@ -26,10 +27,12 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
     m_gen_offsets = Buffer(ctx, 4, true);
     m_gen_offsets.fill_zero();
     m_hyper = Buffer(ctx, sizeof(ops::AdamWHyper), true);
+    m_seed = Buffer(ctx, 8, true);
+    m_seed.fill_zero();
     m_gen_act = std::make_unique<Activations>(ctx, cfg, data.vocab_size(), 1, true);
     m_gen_prog = std::make_unique<Program>(ctx);
     m_gen_prog->begin();
-    m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, false);
+    m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
     m_gen_prog->end();
     build_programs();
 }
@@ -41,48 +44,70 @@ void Trainer::build_programs() {
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
     m_offsets = Buffer(m_ctx, B * 4, true);
     m_eval_offsets = Buffer(m_ctx, B * 4, true);
-    size_t nh = m_cfg.kind == ModelKind::Bigram ? 0 : 1;
-    m_att_display = Buffer(m_ctx, size_t(B) * nh * T * T * 4);
+    size_t NH = m_model->n_head(), L = m_model->n_layer();
+    m_display_b = std::clamp(m_display_b, 0, B - 1);
+    m_att_display = Buffer(m_ctx, L * NH * T * T * 4);
     m_att_display.fill_zero();
     m_last_offsets.assign(B, 0);
 
     m_step_prog = std::make_unique<Program>(m_ctx, m_profiling);
     auto& s = *m_step_prog;
     s.begin();
-    m_model->record_forward(s, *m_act, m_tokens, m_offsets, true);
+    m_model->record_forward(s, *m_act, m_tokens, m_offsets, m_seed, true, true);
     s.barrier("backward reads the forward activations");
-    m_model->record_backward(s, *m_act, m_tokens, m_offsets);
+    m_model->record_backward(s, *m_act, m_tokens, m_offsets, m_seed);
     s.barrier("AdamW reads every gradient");
     m_model->record_update(s, m_hyper);
-    if (nh) s.copy(m_act->att, 0, m_att_display, 0, m_att_display.bytes());
+    // (B, NH, T, T) per layer -> the display copy of one batch element: contiguous NH*T*T floats
+    size_t slice = NH * T * T * 4;
+    for (size_t l = 0; l < L; l++) s.copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
     s.end();
 
     m_eval_prog = std::make_unique<Program>(m_ctx);
     m_eval_prog->begin();
-    m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, true);
+    m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
     m_eval_prog->end();
 
     m_grad_prog = std::make_unique<Program>(m_ctx);
     m_grad_prog->begin();
-    m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, true);
+    m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed, true, true);
     m_grad_prog->barrier("backward reads the forward activations");
-    m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets);
+    m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed);
     m_grad_prog->end();
 }
 
 void Trainer::set_live(const Config& c) {
-    auto errs = validate(c);
+    Config next = m_cfg;  // only the live fields change; the model's shape stays
+    next.batch_size = c.batch_size;
+    next.lr = c.lr;
+    next.weight_decay = c.weight_decay;
+    next.max_iters = c.max_iters;
+    next.eval_interval = c.eval_interval;
+    next.eval_iters = c.eval_iters;
+    next.temperature = c.temperature;
+    next.top_k = c.top_k;
+    next.sample_chars = c.sample_chars;
+    next.causal = c.causal;    // the mask and dropout change no shapes: re-recording is enough
+    next.dropout = c.dropout;
+    auto errs = validate(next);
     if (!errs.empty()) throw Error(errs.front().message);
-    bool rebatch = c.batch_size != m_cfg.batch_size;
-    int keep_block = m_cfg.block_size, keep_embd = m_cfg.n_embd, keep_hs = m_cfg.head_size;
-    ModelKind keep_kind = m_cfg.kind;
-    uint64_t keep_seed = m_cfg.seed;
-    bool keep_causal = m_cfg.causal;
-    std::string keep_preset = m_cfg.preset;
-    m_cfg = c;
-    m_cfg.block_size = keep_block; m_cfg.n_embd = keep_embd; m_cfg.head_size = keep_hs;
-    m_cfg.kind = keep_kind; m_cfg.seed = keep_seed; m_cfg.causal = keep_causal; m_cfg.preset = keep_preset;
-    if (rebatch) build_programs();
+    bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout;
+    m_cfg = next;
+    if (rerecord) {
+        m_model->set_switches(next.causal, next.dropout);
+        build_programs();
+        m_gen_prog = std::make_unique<Program>(m_ctx);
+        m_gen_prog->begin();
+        m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
+        m_gen_prog->end();
+    }
+}
+
+void Trainer::set_display_batch(int b) {
+    b = std::clamp(b, 0, m_cfg.batch_size - 1);
+    if (b == m_display_b) return;
+    m_display_b = b;
+    build_programs();
 }
 
 void Trainer::set_profiling(bool on) {
@@ -104,6 +129,9 @@ void Trainer::write_hyper() {
     ops::AdamWHyper h{m_cfg.lr, 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
                       float(1.0 - std::pow(0.999, t))};
     std::memcpy(m_hyper.mapped(), &h, sizeof h);
+    // a fresh dropout key every step, a pure function of (seed, step): resumable and reproducible
+    uint32_t key[2] = {uint32_t(m_cfg.seed) ^ uint32_t(m_cfg.seed >> 32) ^ 0x9E3779B9u, uint32_t(m_step)};
+    std::memcpy(m_seed.mapped(), key, sizeof key);
 }
 
 StepResult Trainer::step(const std::vector<uint32_t>* fixed) {

@@ -1,5 +1,6 @@
 // Trainer: the step loop on the GPU, estimate_loss, generation, and the attention weights for display.
 #pragma once
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,8 @@ public:
     int step_count() const { return m_step; }
     size_t num_params() const { return m_model->num_params(); }
 
-    // Live settings: learning rate, weight decay, eval settings, sampling. A changed batch size re-records.
-    // Settings that change shapes (block size, n_embd, head size, model, seed) need a new Trainer.
+    // Live settings: learning rate, weight decay, batch size, eval settings, sampling, the causal mask and
+    // dropout (the last three re-record). Settings that change parameter shapes or the seed need a new Trainer.
     void set_live(const Config& c);
 
     // One AdamW step on a random training batch, all on the GPU; reads back only the loss.
@@ -44,9 +45,12 @@ public:
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
     std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
 
-    // Attention weights (B, NH, T, T) of the last training step, kept on the GPU.
+    // Attention weights of batch element display_batch() in the last training step, every layer and head:
+    // (n_layer, NH, T, T), kept on the GPU (the step copies them there), masked entries exactly 0.
     const Buffer& attention_buffer() const { return m_att_display; }
     std::vector<float> read_attention() const;
+    int display_batch() const { return m_display_b; }
+    void set_display_batch(int b);  // re-records the step
     // The input tokens (T,) of batch element b in the last training step.
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
@@ -59,6 +63,11 @@ public:
     float forward_loss();
     float forward_backward();
     void sample_batch(std::vector<uint32_t>& offsets, bool val);
+    // The dropout key (uvec2) the last step used, for the CPU twin in tests.
+    std::array<uint32_t, 2> dropout_key() const {
+        auto* k = static_cast<const uint32_t*>(m_seed.mapped());
+        return {k[0], k[1]};
+    }
 
 private:
     void build_programs();
@@ -75,11 +84,13 @@ private:
     Buffer m_gen_tokens;    // (T+1,) host-visible: generation context
     Buffer m_gen_offsets;   // (1,) = 0
     Buffer m_hyper;         // ops::AdamWHyper, host-visible
-    Buffer m_att_display;   // (B, NH, T, T) copy of the last step's attention
+    Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's attention for element m_display_b
+    Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
     std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
     std::vector<uint32_t> m_last_offsets;
     Rng m_rng, m_eval_rng;
     int m_step = 0;
+    int m_display_b = 0;
     bool m_profiling = false;
 };
 

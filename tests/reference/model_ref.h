@@ -1,22 +1,28 @@
 // CPU twin of the whole model in double precision, built from the reference ops: loss and every gradient.
+// It mirrors Model::record_forward / record_backward, including the Philox dropout masks.
 #pragma once
+#include <array>
+
 #include "model/model.h"
 #include "reference/ops_ref.h"
 
 namespace ref {
 
 // Returns the mean loss; fills grads (flat, same layout as the GPU buffer) when grads != nullptr.
-inline double model_loss(const attn::Model& m, const Vec& flat, const U32& tokens, const U32& off, int B, Vec* grads) {
-    const auto& cfg = m.config();
+// `key` is the dropout key of the step (ignored when dropout is 0).
+inline double model_loss(const attn::Model& m, const Vec& flat, const U32& tokens, const U32& off, int B, Vec* grads,
+                         std::array<uint32_t, 2> key = {0, 0}) {
+    const auto& c = m.config();
     const auto& info = m.params_info();
-    int T = cfg.block_size, V = m.vocab_size(), C = cfg.n_embd, HS = cfg.head_size;
-    auto slice = [&](size_t i) { return Vec(flat.begin() + info[i].offset, flat.begin() + info[i].offset + info[i].count); };
-    auto put = [&](size_t i, const Vec& g) { std::copy(g.begin(), g.end(), grads->begin() + info[i].offset); };
+    int T = c.block_size, V = m.vocab_size(), BT = B * T;
+    auto P = [&](int i) { return i < 0 ? Vec() : Vec(flat.begin() + info[i].offset, flat.begin() + info[i].offset + info[i].count); };
+    auto put = [&](int i, const Vec& g) {
+        if (i >= 0) std::copy(g.begin(), g.begin() + info[i].count, grads->begin() + info[i].offset);
+    };
     if (grads) grads->assign(flat.size(), 0.0);
-    Vec losses, dlogits;
-    if (cfg.kind == attn::ModelKind::Bigram) {
-        Vec wte = slice(0), logits;
-        embedding_forward(logits, tokens, off, wte, nullptr, B, T, V);
+    Vec losses, dlogits, logits;
+    if (c.kind == attn::ModelKind::Bigram) {
+        embedding_forward(logits, tokens, off, P(0), nullptr, B, T, V);
         double loss = crossentropy_forward(losses, logits, tokens, off, B, T, V);
         if (grads) {
             Vec dwte;
@@ -26,21 +32,116 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
         }
         return loss;
     }
-    Vec wte = slice(0), wpe = slice(1), wqkv = slice(2), lmw = slice(3), lmb = slice(4);
-    Vec x, qkv, att, y, logits;
-    embedding_forward(x, tokens, off, wte, &wpe, B, T, C);
-    matmul_forward(qkv, x, wqkv, nullptr, B * T, 3 * HS, C);
-    attention_forward(y, att, qkv, B, T, 1, HS, cfg.causal);
-    matmul_forward(logits, y, lmw, &lmb, B * T, V, HS);
+    int C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim(), L = c.n_layer;
+    int D = (c.residual || c.ffn) ? C : A;
+    auto drop = [&](int site, float p) { Drop d; d.p = p; d.site = uint32_t(site); d.key[0] = key[0]; d.key[1] = key[1]; return d; };
+    float p = c.dropout;
+    struct Acts { Vec in, ln1, qkv, att, y, proj, mid, ln2, h, fc2, out; };
+    std::vector<Acts> acts(L);
+    Vec x, wpe = P(m.wpe());
+    embedding_forward(x, tokens, off, P(0), c.use_pos ? &wpe : nullptr, B, T, C);
+    Vec cur = x;
+    for (int l = 0; l < L; l++) {
+        const auto& bp = m.blocks()[l];
+        Acts& a = acts[l];
+        a.in = cur;
+        const Vec* a_in = &a.in;
+        if (c.layernorm) { layernorm_forward(a.ln1, a.in, P(bp.ln1_w), P(bp.ln1_b), BT, C); a_in = &a.ln1; }
+        matmul_forward(a.qkv, *a_in, P(bp.qkv), nullptr, BT, 3 * A, C);
+        attention_forward(a.y, a.att, a.qkv, B, T, NH, HS, c.causal, drop(3 * l, p));
+        a.mid = a.y;
+        if (c.residual) {
+            Vec pb = P(bp.proj_b);
+            matmul_forward(a.proj, a.y, P(bp.proj_w), &pb, BT, C, A);
+            dropout_forward(a.mid, a.proj, &a.in, drop(3 * l + 1, p));
+        }
+        a.out = a.mid;
+        if (c.ffn) {
+            const Vec* f_in = &a.mid;
+            if (c.layernorm) { layernorm_forward(a.ln2, a.mid, P(bp.ln2_w), P(bp.ln2_b), BT, C); f_in = &a.ln2; }
+            Vec fb = P(bp.fc_b);
+            matmul_forward(a.h, *f_in, P(bp.fc_w), &fb, BT, F, C, true);
+            a.out = a.h;
+            if (c.residual) {
+                Vec f2b = P(bp.fc2_b);
+                matmul_forward(a.fc2, a.h, P(bp.fc2_w), &f2b, BT, C, F);
+                dropout_forward(a.out, a.fc2, &a.mid, drop(3 * l + 2, p));
+            }
+        }
+        cur = a.out;
+    }
+    Vec lnf, lmb = P(m.lm_b());
+    const Vec* fin = &cur;
+    if (c.layernorm) { layernorm_forward(lnf, cur, P(m.lnf_w()), P(m.lnf_b()), BT, C); fin = &lnf; }
+    matmul_forward(logits, *fin, P(m.lm_w()), &lmb, BT, V, D);
     double loss = crossentropy_forward(losses, logits, tokens, off, B, T, V);
     if (!grads) return loss;
-    Vec dy, dlmw, dlmb, dqkv, dx, dwqkv, dwte, dwpe;
+
+    Vec dcur, dfin, dw, db, dwb, tmp;
     crossentropy_backward(dlogits, logits, tokens, off, B, T, V);
-    matmul_backward(dy, dlmw, &dlmb, dlogits, y, lmw, logits, B * T, V, HS);
-    attention_backward(dqkv, dy, qkv, att, B, T, 1, HS);
-    matmul_backward(dx, dwqkv, nullptr, dqkv, x, wqkv, qkv, B * T, 3 * HS, C);
-    embedding_backward(dwte, &dwpe, dx, tokens, off, B, T, C, V);
-    put(0, dwte); put(1, dwpe); put(2, dwqkv); put(3, dlmw); put(4, dlmb);
+    matmul_backward(dfin, dw, &db, dlogits, *fin, P(m.lm_w()), logits, BT, V, D);
+    put(m.lm_w(), dw); put(m.lm_b(), db);
+    if (c.layernorm) {
+        layernorm_backward(dcur, dw, db, dfin, cur, P(m.lnf_w()), BT, C);
+        put(m.lnf_w(), dw); put(m.lnf_b(), db);
+    } else {
+        dcur = dfin;
+    }
+    auto add = [](Vec& a, const Vec& b) { for (size_t i = 0; i < a.size(); i++) a[i] += b[i]; };
+    for (int l = L - 1; l >= 0; l--) {
+        const auto& bp = m.blocks()[l];
+        Acts& a = acts[l];
+        Vec dmid;  // gradient at the stream after attention
+        if (c.ffn) {
+            Vec dh, df_in;
+            const Vec& f_in = c.layernorm ? a.ln2 : a.mid;
+            if (c.residual) {
+                Vec dbranch;
+                dropout_backward(dbranch, dcur, drop(3 * l + 2, p));
+                matmul_backward(dh, dw, &db, dbranch, a.h, P(bp.fc2_w), a.fc2, BT, C, F);
+                put(bp.fc2_w, dw); put(bp.fc2_b, db);
+            } else {
+                dh = dcur;
+            }
+            matmul_backward(df_in, dw, &db, dh, f_in, P(bp.fc_w), a.h, BT, F, C, true);
+            put(bp.fc_w, dw); put(bp.fc_b, db);
+            if (c.layernorm) {
+                Vec dwl, dbl;
+                layernorm_backward(tmp, dwl, dbl, df_in, a.mid, P(bp.ln2_w), BT, C);
+                put(bp.ln2_w, dwl); put(bp.ln2_b, dbl);
+                df_in = tmp;
+            }
+            dmid = df_in;
+            if (c.residual) add(dmid, dcur);
+        } else {
+            dmid = dcur;
+        }
+        Vec dy, dqkv, da_in;
+        if (c.residual) {
+            Vec dbranch;
+            dropout_backward(dbranch, dmid, drop(3 * l + 1, p));
+            matmul_backward(dy, dw, &db, dbranch, a.y, P(bp.proj_w), a.proj, BT, C, A);
+            put(bp.proj_w, dw); put(bp.proj_b, db);
+        } else {
+            dy = dmid;
+        }
+        attention_backward(dqkv, dy, a.qkv, a.att, B, T, NH, HS, drop(3 * l, p));
+        const Vec& a_in = c.layernorm ? a.ln1 : a.in;
+        matmul_backward(da_in, dw, nullptr, dqkv, a_in, P(bp.qkv), a.qkv, BT, 3 * A, C);
+        put(bp.qkv, dw);
+        if (c.layernorm) {
+            Vec dwl, dbl;
+            layernorm_backward(tmp, dwl, dbl, da_in, a.in, P(bp.ln1_w), BT, C);
+            put(bp.ln1_w, dwl); put(bp.ln1_b, dbl);
+            da_in = tmp;
+        }
+        if (c.residual) add(da_in, dmid);
+        dcur = da_in;
+    }
+    Vec dwte, dwpe;
+    embedding_backward(dwte, c.use_pos ? &dwpe : nullptr, dcur, tokens, off, B, T, C, V);
+    put(0, dwte);
+    if (c.use_pos) put(m.wpe(), dwpe);
     return loss;
 }
 

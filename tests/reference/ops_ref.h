@@ -10,6 +10,75 @@ namespace ref {
 using Vec = std::vector<double>;
 using U32 = std::vector<uint32_t>;
 
+// Philox4x32-10, bit for bit as shaders/common/philox.glsl: the twin drops the same elements as the GPU.
+inline bool dropout_keep(const uint32_t key_in[2], uint32_t site, uint32_t index, float p) {
+    if (p <= 0.0f) return true;
+    uint32_t c[4] = {index, site, 0, 0}, k[2] = {key_in[0], key_in[1]};
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = uint64_t(0xD2511F53u) * c[0], p1 = uint64_t(0xCD9E8D57u) * c[2];
+        uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0), hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
+        uint32_t n[4] = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
+        for (int i = 0; i < 4; i++) c[i] = n[i];
+        k[0] += 0x9E3779B9u;
+        k[1] += 0xBB67AE85u;
+    }
+    return float(c[0] >> 8) * (1.0f / 16777216.0f) >= p;
+}
+struct Drop {
+    float p = 0;
+    uint32_t site = 0;
+    uint32_t key[2] = {0, 0};
+    double scale(uint32_t index) const { return dropout_keep(key, site, index, p) ? 1.0 / (1.0 - double(p)) : 0.0; }
+};
+
+// out (n) = residual + dropout(x)
+inline void dropout_forward(Vec& out, const Vec& x, const Vec* res, const Drop& d) {
+    out.resize(x.size());
+    for (size_t i = 0; i < x.size(); i++) out[i] = (res ? (*res)[i] : 0.0) + x[i] * d.scale(uint32_t(i));
+}
+inline void dropout_backward(Vec& dx, const Vec& dout, const Drop& d) {
+    dx.resize(dout.size());
+    for (size_t i = 0; i < dout.size(); i++) dx[i] = dout[i] * d.scale(uint32_t(i));
+}
+
+// out (N,C) = LayerNorm(inp) * w + b, eps 1e-5
+inline void layernorm_forward(Vec& out, const Vec& inp, const Vec& w, const Vec& b, int N, int C) {
+    out.assign(size_t(N) * C, 0);
+    for (int r = 0; r < N; r++) {
+        double m = 0, v = 0;
+        for (int c = 0; c < C; c++) m += inp[r * C + c];
+        m /= C;
+        for (int c = 0; c < C; c++) v += (inp[r * C + c] - m) * (inp[r * C + c] - m);
+        double rstd = 1.0 / std::sqrt(v / C + 1e-5);
+        for (int c = 0; c < C; c++) out[r * C + c] = (inp[r * C + c] - m) * rstd * w[c] + b[c];
+    }
+}
+inline void layernorm_backward(Vec& dinp, Vec& dw, Vec& db, const Vec& dout, const Vec& inp, const Vec& w, int N, int C) {
+    dinp.assign(size_t(N) * C, 0);
+    dw.assign(C, 0);
+    db.assign(C, 0);
+    for (int r = 0; r < N; r++) {
+        double m = 0, v = 0;
+        for (int c = 0; c < C; c++) m += inp[r * C + c];
+        m /= C;
+        for (int c = 0; c < C; c++) v += (inp[r * C + c] - m) * (inp[r * C + c] - m);
+        double rstd = 1.0 / std::sqrt(v / C + 1e-5), md = 0, mdn = 0;
+        for (int c = 0; c < C; c++) {
+            double norm = (inp[r * C + c] - m) * rstd, dn = dout[r * C + c] * w[c];
+            md += dn;
+            mdn += dn * norm;
+            dw[c] += dout[r * C + c] * norm;
+            db[c] += dout[r * C + c];
+        }
+        md /= C;
+        mdn /= C;
+        for (int c = 0; c < C; c++) {
+            double norm = (inp[r * C + c] - m) * rstd;
+            dinp[r * C + c] = rstd * (dout[r * C + c] * w[c] - md - norm * mdn);
+        }
+    }
+}
+
 // out (B,T,C) = wte[tokens[off[b]+t]] + wpe[t]
 inline void embedding_forward(Vec& out, const U32& tokens, const U32& off, const Vec& wte, const Vec* wpe, int B, int T, int C) {
     out.assign(size_t(B) * T * C, 0);
@@ -58,7 +127,8 @@ inline void matmul_backward(Vec& dinp, Vec& dw, Vec* dbias, const Vec& dout, con
 }
 
 // qkv (B,T,3C) with C = NH*HS -> att (B,NH,T,T), out (B,T,C)
-inline void attention_forward(Vec& out, Vec& att, const Vec& qkv, int B, int T, int NH, int HS, bool causal = true) {
+inline void attention_forward(Vec& out, Vec& att, const Vec& qkv, int B, int T, int NH, int HS, bool causal = true,
+                              const Drop& drop = {}) {
     int C = NH * HS, C3 = 3 * C;
     out.assign(size_t(B) * T * C, 0);
     att.assign(size_t(B) * NH * T * T, 0);
@@ -78,14 +148,17 @@ inline void attention_forward(Vec& out, Vec& att, const Vec& qkv, int B, int T, 
                 double sum = 0;
                 for (int t2 = 0; t2 <= tmax; t2++) sum += row[t2] = std::exp(row[t2] - mx);
                 for (int t2 = 0; t2 <= tmax; t2++) row[t2] /= sum;
+                size_t row0 = size_t((b * NH + h) * T + t) * T;
                 for (int d = 0; d < HS; d++) {
                     double s = 0;
-                    for (int t2 = 0; t2 <= tmax; t2++) s += row[t2] * qkv[(b * T + t2) * C3 + 2 * C + h * HS + d];
+                    for (int t2 = 0; t2 <= tmax; t2++)
+                        s += row[t2] * drop.scale(uint32_t(row0 + t2)) * qkv[(b * T + t2) * C3 + 2 * C + h * HS + d];
                     out[(b * T + t) * C + h * HS + d] = s;
                 }
             }
 }
-inline void attention_backward(Vec& dqkv, const Vec& dout, const Vec& qkv, const Vec& att, int B, int T, int NH, int HS) {
+inline void attention_backward(Vec& dqkv, const Vec& dout, const Vec& qkv, const Vec& att, int B, int T, int NH, int HS,
+                               const Drop& drop = {}) {
     int C = NH * HS, C3 = 3 * C;
     dqkv.assign(size_t(B) * T * C3, 0);
     double scale = 1.0 / std::sqrt(double(HS));
@@ -94,14 +167,15 @@ inline void attention_backward(Vec& dqkv, const Vec& dout, const Vec& qkv, const
         for (int h = 0; h < NH; h++)
             for (int t = 0; t < T; t++) {
                 const double* row = &att[((b * NH + h) * T + t) * T];
+                size_t row0 = size_t((b * NH + h) * T + t) * T;
                 double dot = 0;
                 for (int t2 = 0; t2 < T; t2++) {
-                    double s = 0;
+                    double s = 0, keep = drop.scale(uint32_t(row0 + t2));
                     for (int d = 0; d < HS; d++) s += dout[(b * T + t) * C + h * HS + d] * qkv[(b * T + t2) * C3 + 2 * C + h * HS + d];
-                    datt[t2] = s;
-                    dot += row[t2] * s;
+                    datt[t2] = s * keep;
+                    dot += row[t2] * datt[t2];
                     for (int d = 0; d < HS; d++)  // dv
-                        dqkv[(b * T + t2) * C3 + 2 * C + h * HS + d] += row[t2] * dout[(b * T + t) * C + h * HS + d];
+                        dqkv[(b * T + t2) * C3 + 2 * C + h * HS + d] += row[t2] * keep * dout[(b * T + t) * C + h * HS + d];
                 }
                 for (int t2 = 0; t2 < T; t2++) dpre[t2] = row[t2] * (datt[t2] - dot);
                 for (int t2 = 0; t2 < T; t2++)

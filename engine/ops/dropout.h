@@ -1,0 +1,27 @@
+// Dropout with a counter-based (Philox) mask: seeded, reproducible, regenerated in backward, off in evaluation.
+#pragma once
+#include "vk/program.h"
+
+namespace attn::ops {
+
+struct DropoutPush { uint32_t n, site, has_residual; float prob; };
+static_assert(sizeof(DropoutPush) == 16);
+struct DropoutBackPush { uint32_t n, site; float prob; };
+static_assert(sizeof(DropoutBackPush) == 12);
+
+// out (n) = residual + dropout(x); residual optional. seed holds this step's uvec2 key.
+inline void dropout_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange x, BufferRange residual,
+                            BufferRange seed, uint32_t n, uint32_t site, float prob) {
+    DropoutPush p{n, site, residual.buffer != nullptr, prob};
+    BufferRange res = residual.buffer ? residual : x;
+    pr.dispatch(kc.get("dropout_forward", 4, sizeof p), {x, res, out, seed}, p, n);
+}
+
+// dx (n) = dout * mask / (1 - p)
+inline void dropout_backward(KernelCache& kc, Program& pr, BufferRange dx, BufferRange dout, BufferRange seed,
+                             uint32_t n, uint32_t site, float prob) {
+    DropoutBackPush p{n, site, prob};
+    pr.dispatch(kc.get("dropout_backward", 3, sizeof p), {dout, dx, seed}, p, n);
+}
+
+}  // namespace attn::ops

@@ -1,0 +1,17 @@
+#version 450
+// out = residual + dropout(x): x * mask / (1 - p), mask ~ Bernoulli(1 - p) from Philox(seed, site, index).
+// has_residual = 0 gives plain dropout. The seed changes every step (read from a buffer: no re-recording).
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+#include "philox.glsl"
+layout(std430, binding = 0) readonly buffer X { float x[]; };          // (n,)
+layout(std430, binding = 1) readonly buffer Res { float res[]; };      // (n,)
+layout(std430, binding = 2) writeonly buffer Out { float outp[]; };    // (n,)
+layout(std430, binding = 3) readonly buffer Seed { uvec2 key; };
+layout(push_constant) uniform P { uint n, site, has_residual; float prob; } p;
+void main() {
+    uint i = gid();
+    if (i >= p.n) return;
+    float v = dropout_keep(key, p.site, i, p.prob) ? x[i] / (1.0 - p.prob) : 0.0;
+    outp[i] = p.has_residual != 0 ? res[i] + v : v;
+}

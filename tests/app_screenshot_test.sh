@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Window smoke test: attnlab trains 30 steps under Xvfb with validation on, then the screenshot's pixels are checked
+# against the panel rectangles the app writes next to it (FILE.png.layout).
+# Usage: app_screenshot_test.sh PATH/TO/attnlab PATH/TO/corpus.txt   (exit 0 pass, 1 fail, 77 skip)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+for tool in xvfb-run convert identify awk; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb xauth imagemagick)"; exit 77; }
+done
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+PNG=$OUT/x.png
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+timeout 600 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --validation --exit-after-steps 30 --screenshot "$PNG" \
+    --data "$CORPUS" --eval-interval 10 --eval-iters 5 >"$OUT/stdout" 2>"$OUT/stderr"
+rc=$?
+cat "$OUT/stdout"
+[ $rc -eq 0 ] || { cat "$OUT/stderr" >&2; fail "attnlab exited $rc (want 0)"; }
+nval=$(grep -c '\[validation\]' "$OUT/stderr")
+[ "$nval" -eq 0 ] || { grep '\[validation\]' "$OUT/stderr" | head -20 >&2; fail "$nval validation message(s)"; }
+[ -s "$PNG" ] || fail "no screenshot at $PNG"
+[ -s "$PNG.layout" ] || fail "no layout sidecar at $PNG.layout"
+cat "$PNG.layout"
+
+field() { awk -v k="$1" -v n="$2" '$1 == k { print $(n + 1) }' "$PNG.layout"; }
+read -r W H <<<"$(identify -format '%w %h' "$PNG")"
+[ "$W" = "$(field window 1)" ] && [ "$H" = "$(field window 2)" ] ||
+    fail "screenshot is ${W}x${H}, the window was $(field window 1)x$(field window 2)"
+colours=$(convert "$PNG" -format '%k' info:)
+[ "$colours" -gt 50 ] || fail "screenshot looks blank ($colours colours)"
+
+# Every pixel of a rectangle as "x y r g b" lines.
+pixels() { convert "$PNG" -crop "$3x$4+$1+$2" +repage -alpha off txt:- |
+    awk 'NR > 1 { split($1, xy, /[,:]/); c = $2; gsub(/[()]/, "", c); split(c, v, ","); print xy[1], xy[2], v[1], v[2], v[3] }'; }
+
+# Heatmap: above the diagonal every cell has the masked colour; on/below it, colormap colours that vary.
+read -r HX HY HW HH T <<<"$(field heatmap 1) $(field heatmap 2) $(field heatmap 3) $(field heatmap 4) $(field heatmap 5)"
+[ "${T:-0}" -gt 1 ] || fail "no heatmap in the layout"
+masked="$(field masked 1) $(field masked 2) $(field masked 3)"
+pixels "$HX" "$HY" "$HW" "$HH" | awk -v T="$T" -v W="$HW" -v H="$HH" -v masked="$masked" '
+    { pix[$1 " " $2] = $3 " " $4 " " $5 }
+    END {
+        bad = 0; distinct = 0
+        for (i = 0; i < T; i++) for (j = 0; j < T; j++) {
+            p = pix[int(j * W / T + 3) " " int(i * H / T + 3)]   # inside the cell, away from value text
+            if (j > i) { if (p != masked) { bad++; print "cell", i, j, "above the diagonal is", p, "not masked", masked } }
+            else { if (p == masked) { bad++; print "cell", i, j, "on/below the diagonal has the masked colour" }
+                   if (!(p in seen)) { seen[p] = 1; distinct++ } }
+        }
+        print "heatmap: " distinct " distinct colours on/below the diagonal, " bad " wrong cells"
+        exit (bad > 0 || distinct < 3) }' || fail "heatmap check"
+
+# Loss plot: pixels of both estimate curves.
+near() { awk -v c="$1" 'BEGIN { split(c, w, " ") } { d = 0; for (k = 1; k <= 3; k++) d += ($(k + 2) - w[k]) ^ 2 } d < 900 { n++ } END { print n + 0 }'; }
+read -r LX LY LW LH <<<"$(field loss 1) $(field loss 2) $(field loss 3) $(field loss 4)"
+ntrain=$(pixels "$LX" "$LY" "$LW" "$LH" | near "$(field train 1) $(field train 2) $(field train 3)")
+nval=$(pixels "$LX" "$LY" "$LW" "$LH" | near "$(field val 1) $(field val 2) $(field val 3)")
+echo "loss plot: $ntrain train-curve pixels, $nval val-curve pixels"
+[ "$ntrain" -ge 30 ] && [ "$nval" -ge 30 ] || fail "loss curves missing from the plot"
+
+# Samples: light text pixels on the dark panel.
+read -r SX SY SW SH <<<"$(field samples 1) $(field samples 2) $(field samples 3) $(field samples 4)"
+ntext=$(pixels "$SX" "$SY" "$SW" "$SH" | awk '($3 + $4 + $5) / 3 > 150 { n++ } END { print n + 0 }')
+echo "samples: $ntext text pixels"
+[ "$ntext" -ge 200 ] || fail "no sample text drawn"
+echo "PASS"
