@@ -9,12 +9,18 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
-layout(std430, binding = 0) readonly buffer Dout { float dout[]; };  // (B, T, C)
-layout(std430, binding = 1) readonly buffer Qkv { float qkv[]; };    // (B, T, 3*C)
-layout(std430, binding = 2) readonly buffer Att { float att[]; };    // (B, NH, T, T)
+// Inputs are R32F texel buffers (gathers on lavapipe); dpre is written as storage in phase 0 and read
+// through its texel view (binding 6) in phase 1.
+layout(binding = 0) uniform samplerBuffer dout_t;                    // (B, T, C)
+layout(binding = 1) uniform samplerBuffer qkv_t;                     // (B, T, 3*C)
+layout(binding = 2) uniform samplerBuffer att_t;                     // (B, NH, T, T)
 layout(std430, binding = 3) buffer Dpre { float dpre[]; };           // (B, NH, T, T) scratch
 layout(std430, binding = 4) writeonly buffer Dqkv { float dqkv[]; }; // (B, T, 3*C)
 layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
+layout(binding = 6) uniform samplerBuffer dpre_t;                    // the same scratch, for phase 1
+float dout(uint i) { return texelFetch(dout_t, int(i)).x; }
+float qkv(uint i) { return texelFetch(qkv_t, int(i)).x; }
+float att(uint i) { return texelFetch(att_t, int(i)).x; }
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; } p;
 float keep_scale(uint idx) {
     if (p.prob <= 0.0) return 1.0;
@@ -31,17 +37,17 @@ void main() {
         uint o0 = (b * p.T + t) * C + h * p.HS;
         float dot_sum = 0.0;
         for (uint t2 = 0; t2 < p.T; t2++) {
-            float a = att[row + t2];
+            float a = att(row + t2);
             float da = 0.0;
             if (a != 0.0) {
                 uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
-                for (uint d = 0; d < p.HS; d++) da += dout[o0 + d] * qkv[v0 + d];
+                for (uint d = 0; d < p.HS; d++) da += dout(o0 + d) * qkv(v0 + d);
                 da *= keep_scale(row + t2);
             }
             dpre[row + t2] = da;
             dot_sum += a * da;
         }
-        for (uint t2 = 0; t2 < p.T; t2++) dpre[row + t2] = att[row + t2] * (dpre[row + t2] - dot_sum);
+        for (uint t2 = 0; t2 < p.T; t2++) dpre[row + t2] = att(row + t2) * (dpre[row + t2] - dot_sum);
         return;
     }
     if (i >= p.B * p.T * C3) return;
@@ -50,14 +56,14 @@ void main() {
     uint base = (b * p.NH + h) * p.T * p.T;
     float s = 0.0;
     if (which == 0) {          // dq[b,t,h,d]
-        for (uint t2 = 0; t2 < p.T; t2++) s += dpre[base + t * p.T + t2] * qkv[(b * p.T + t2) * C3 + C + hd];
+        for (uint t2 = 0; t2 < p.T; t2++) s += texelFetch(dpre_t, int(base + t * p.T + t2)).x * qkv((b * p.T + t2) * C3 + C + hd);
         s *= scale;
     } else if (which == 1) {   // dk[b,t,h,d], t plays the key position
-        for (uint tq = 0; tq < p.T; tq++) s += dpre[base + tq * p.T + t] * qkv[(b * p.T + tq) * C3 + hd];
+        for (uint tq = 0; tq < p.T; tq++) s += texelFetch(dpre_t, int(base + tq * p.T + t)).x * qkv((b * p.T + tq) * C3 + hd);
         s *= scale;
     } else {                   // dv[b,t,h,d]
         for (uint tq = 0; tq < p.T; tq++)
-            s += att[base + tq * p.T + t] * keep_scale(base + tq * p.T + t) * dout[(b * p.T + tq) * C + hd];
+            s += att(base + tq * p.T + t) * keep_scale(base + tq * p.T + t) * dout((b * p.T + tq) * C + hd);
     }
     dqkv[i] = s;
 }

@@ -8,7 +8,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
-layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };   // (B, T, 3*C)
+layout(binding = 0) uniform samplerBuffer qkv_t;                    // (B, T, 3*C) R32F: gathers on lavapipe
 layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T, T)
 layout(std430, binding = 2) buffer Out { float outp[]; }; // (B, T, C)
 layout(std430, binding = 3) readonly buffer Seed { uvec2 key; };
@@ -26,7 +26,7 @@ void main() {
     for (uint t2 = 0; t2 <= tmax; t2++) {
         uint k0 = (b * p.T + t2) * C3 + C + h * p.HS;
         float s = 0.0;
-        for (uint d = 0; d < p.HS; d++) s += qkv[q0 + d] * qkv[k0 + d];
+        for (uint d = 0; d < p.HS; d++) s += texelFetch(qkv_t, int(q0 + d)).x * texelFetch(qkv_t, int(k0 + d)).x;
         s *= scale;
         att[row + t2] = s;
         mx = max(mx, s);
@@ -48,6 +48,6 @@ void main() {
         if (p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
         float a = att[row + t2] * drop_scale;
         uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
-        for (uint d = 0; d < p.HS; d++) outp[o0 + d] += a * qkv[v0 + d];
+        for (uint d = 0; d < p.HS; d++) outp[o0 + d] += a * texelFetch(qkv_t, int(v0 + d)).x;
     }
 }

@@ -67,8 +67,11 @@ TEST_CASE("embedding forward and backward match the CPU reference", "[ops]") {
 
 TEST_CASE("matmul forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(2);
-    const int M = 37, N = 19, K = 23;
+    const int M = 37, N = 19;
+    // K = 23 takes the plain kernels, K = 24 and 44 the tiled texel-buffer ones (partial tiles in every direction)
+    for (int K : {23, 24, 44})
     for (bool relu : {false, true}) {
+        INFO("K " << K << " relu " << relu);
         for (bool accumulate : {false, true}) {
             auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
                  dout = test::randn(r, M * N), prior = test::randn(r, M * K);
@@ -221,7 +224,8 @@ TEST_CASE("AdamW matches PyTorch's update over several steps", "[ops]") {
 
 TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     Rng r(6);
-    const int M = 21, N = 16, K = 12;
+    const int M = 21, N = 16;
+    for (int K : {12, 13}) {
     auto inp = test::randn(r, M * K), w = test::randn(r, N * K), bias = test::randn(r, N), res = test::randn(r, M * N);
     auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), out = zeros(M * N);
     test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, false, gres); });
@@ -229,6 +233,7 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     ref::matmul_forward(ro, inp, w, &bias, M, N, K);
     for (size_t i = 0; i < ro.size(); i++) ro[i] += res[i];
     test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "x + proj(...)");
+    }
 }
 
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {

@@ -8,8 +8,13 @@
 
 namespace attn {
 
-Kernel::Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_t push_bytes)
-    : m_name(name), m_bindings(bindings), m_push_bytes(push_bytes) {
+static VkDescriptorType descriptor_type(char c) {
+    return c == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+}
+
+Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes)
+    : m_name(name), m_layout_str(layout), m_push_bytes(push_bytes) {
+    uint32_t bindings = uint32_t(layout.size());
     VkDevice dev = ctx.device();
     const EmbeddedShader* s = find_shader(name.c_str());
     if (!s) throw Error("internal error: shader '" + name + "' is not embedded in this build");
@@ -21,7 +26,7 @@ Kernel::Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_
     m_module = Handle<VkShaderModule>(mod, [dev](VkShaderModule h) { vkDestroyShaderModule(dev, h, nullptr); });
 
     std::vector<VkDescriptorSetLayoutBinding> b(bindings);
-    for (uint32_t i = 0; i < bindings; i++) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    for (uint32_t i = 0; i < bindings; i++) b[i] = {i, descriptor_type(layout[i]), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
     VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     li.bindingCount = bindings;
     li.pBindings = b.data();
@@ -50,14 +55,14 @@ Kernel::Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_
     m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
 }
 
-const Kernel& KernelCache::get(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
+const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes) {
     auto it = m_kernels.find(name);
     if (it != m_kernels.end()) {
-        if (it->second->bindings() != bindings || it->second->push_bytes() != push_bytes)
+        if (it->second->layout_string() != layout || it->second->push_bytes() != push_bytes)
             throw Error("internal error: kernel '" + name + "' requested with two different layouts");
         return *it->second;
     }
-    auto k = std::make_unique<Kernel>(m_ctx, name, bindings, push_bytes);
+    auto k = std::make_unique<Kernel>(m_ctx, name, layout, push_bytes);
     auto& ref = *k;
     m_kernels.emplace(name, std::move(k));
     return ref;
@@ -96,11 +101,12 @@ Program::Program(Context& ctx, bool profile) : m_ctx(ctx), m_profile(profile) {
 VkDescriptorSet Program::allocate_set(const Kernel& k) {
     VkDevice dev = m_ctx.device();
     if (m_desc_pools.empty() || m_sets_in_pool == SETS_PER_POOL) {
-        VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, SETS_PER_POOL * MAX_BINDINGS};
+        VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, SETS_PER_POOL * MAX_BINDINGS},
+                                         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, SETS_PER_POOL * MAX_BINDINGS}};
         VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
         pi.maxSets = SETS_PER_POOL;
-        pi.poolSizeCount = 1;
-        pi.pPoolSizes = &size;
+        pi.poolSizeCount = 2;
+        pi.pPoolSizes = sizes;
         VkDescriptorPool p;
         VK_CHECK(vkCreateDescriptorPool(dev, &pi, nullptr, &p));
         m_desc_pools.emplace_back(p, [dev](VkDescriptorPool h) { vkDestroyDescriptorPool(dev, h, nullptr); });
@@ -121,6 +127,7 @@ void Program::begin() {
     VK_CHECK(vkResetCommandBuffer(m_cb, 0));
     for (auto& p : m_desc_pools) vkResetDescriptorPool(m_ctx.device(), p, 0);
     m_desc_pools.resize(std::min<size_t>(m_desc_pools.size(), 1));
+    m_views.clear();  // safe: a Program is only re-recorded when no submit of it is in flight
     m_sets_in_pool = 0;
     m_dispatches = 0;
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -140,18 +147,44 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     if (n == 0) return;
     VkDescriptorSet set = allocate_set(k);
     VkDescriptorBufferInfo infos[MAX_BINDINGS];
+    VkBufferView views[MAX_BINDINGS];
     VkWriteDescriptorSet writes[MAX_BINDINGS];
     uint32_t i = 0;
+    const auto& lim = m_ctx.props().limits;
     for (const auto& r : buffers) {
+        char kind = k.layout_string()[i];
         size_t range = r.bytes ? r.bytes : r.buffer->bytes() - r.offset;
         if (range == 0) range = 4;  // empty tensors still need a valid binding
-        infos[i] = {r.buffer->get(), r.offset, range};
         writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[i].dstSet = set;
         writes[i].dstBinding = i;
         writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
+        writes[i].descriptorType = descriptor_type(kind);
+        if (kind == 's') {
+            if (range > lim.maxStorageBufferRange)
+                throw Error("a tensor of " + std::to_string(range >> 20) + " MiB exceeds this GPU's storage-buffer limit of " +
+                            std::to_string(lim.maxStorageBufferRange >> 20) + " MiB: use a smaller batch or block size");
+            infos[i] = {r.buffer->get(), r.offset, range};
+            writes[i].pBufferInfo = &infos[i];
+        } else {
+            size_t texel = kind == 'v' ? 16 : 4;
+            range -= range % texel;
+            if (range == 0) range = texel;
+            if (range / texel > lim.maxTexelBufferElements)
+                throw Error("a tensor of " + std::to_string(range / 4) + " floats exceeds this GPU's texel-buffer limit: "
+                            "use a smaller batch or block size");
+            if (r.offset % lim.minTexelBufferOffsetAlignment != 0)
+                throw Error("internal error: texel view offset not aligned for kernel " + k.name());
+            VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+            vi.buffer = r.buffer->get();
+            vi.format = kind == 'v' ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+            vi.offset = r.offset;
+            vi.range = range;
+            VkDevice dev = m_ctx.device();
+            VK_CHECK(vkCreateBufferView(dev, &vi, nullptr, &views[i]));
+            m_views.emplace_back(views[i], [dev](VkBufferView h) { vkDestroyBufferView(dev, h, nullptr); });
+            writes[i].pTexelBufferView = &views[i];
+        }
         i++;
     }
     vkUpdateDescriptorSets(m_ctx.device(), i, writes, 0, nullptr);

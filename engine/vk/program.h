@@ -13,22 +13,25 @@ namespace attn {
 
 constexpr uint32_t WORKGROUP = 64;  // local_size_x of every element-wise shader (shaders/common/index.glsl)
 
-// One compute pipeline: `bindings` storage buffers at set 0, bindings 0..n-1, plus a push-constant block.
+// One compute pipeline: set 0 holds one buffer per binding, typed by `layout`, one letter per binding:
+//   's' storage buffer, 't' uniform texel buffer of R32F, 'v' uniform texel buffer of RGBA32F (vec4).
+// Texel buffers are how inputs are read fast on lavapipe (vector gathers instead of scalar loops).
 class Kernel {
 public:
-    Kernel(Context& ctx, const std::string& name, uint32_t bindings, uint32_t push_bytes);
+    Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes);
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
     const std::string& name() const { return m_name; }
-    uint32_t bindings() const { return m_bindings; }
+    uint32_t bindings() const { return uint32_t(m_layout_str.size()); }
+    const std::string& layout_string() const { return m_layout_str; }
     uint32_t push_bytes() const { return m_push_bytes; }
     VkPipeline pipeline() const { return m_pipeline; }
     VkPipelineLayout layout() const { return m_layout; }
     VkDescriptorSetLayout set_layout() const { return m_set_layout; }
 
 private:
-    std::string m_name;
-    uint32_t m_bindings, m_push_bytes;
+    std::string m_name, m_layout_str;
+    uint32_t m_push_bytes;
     Handle<VkShaderModule> m_module;
     Handle<VkDescriptorSetLayout> m_set_layout;
     Handle<VkPipelineLayout> m_layout;
@@ -39,7 +42,11 @@ private:
 class KernelCache {
 public:
     explicit KernelCache(Context& ctx) : m_ctx(ctx) {}
-    const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes);
+    // All storage buffers.
+    const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
+        return get(name, std::string(bindings, 's'), push_bytes);
+    }
+    const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes);
     Context& context() { return m_ctx; }
 
 private:
@@ -83,6 +90,7 @@ private:
     Handle<VkCommandPool> m_pool;
     VkCommandBuffer m_cb = VK_NULL_HANDLE;
     std::vector<Handle<VkDescriptorPool>> m_desc_pools;
+    std::vector<Handle<VkBufferView>> m_views;  // texel views made while recording, alive as long as the commands
     uint32_t m_sets_in_pool = 0;
     Handle<VkFence> m_fence;
     Handle<VkQueryPool> m_queries;

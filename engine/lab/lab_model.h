@@ -1,0 +1,78 @@
+// Lab demos 5-7 on models: encoder versus decoder (training), position (permutation), batches (independence).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lab/lab_gpu.h"
+#include "train/dataset.h"
+
+namespace attn::lab {
+
+// --- 5. encoder: the single-head model trained with and without the causal mask ---
+struct EncoderDemoInput {
+    int steps = 500;       // AdamW steps for each model, same seed and batches
+    int tail = 50;         // the reported train loss is the mean over the last `tail` steps
+    uint64_t seed = 1337;
+    int sample_chars = 200;
+};
+struct EncoderRun {
+    bool causal = true;
+    double train_loss = 0;  // mean batch loss over the last `tail` steps
+    Matrix att;             // (T, T) attention of the last step's display element (the heatmap)
+    std::string sample;     // generated from a newline, seeded
+};
+struct EncoderDemo {
+    int steps = 0, tail = 0;
+    EncoderRun decoder, encoder;
+};
+// `progress(done, total)` is called every few steps when given (a training run takes seconds).
+EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
+                             void (*progress)(int done, int total) = nullptr);
+
+// --- the tiny random single-head model of demos 6 and 7: embedding -> qkv -> attention ---
+struct TinyHeadInput {
+    int C = 32, HS = 16;   // embedding width, head size
+    bool use_pos = true;
+    bool causal = true;
+    uint64_t seed = 1337;  // parameters: wte, wpe N(0,1), qkv U(+-1/sqrt(C)) like PyTorch
+};
+struct TinyHeadOutput {
+    std::vector<float> att;  // (B, T, T)
+    std::vector<float> out;  // (B, T, HS)
+};
+// Runs the model on B sequences of T byte tokens (each string must have T characters, codes < 128).
+TinyHeadOutput run_tiny_head(Context& ctx, KernelCache& kc, const TinyHeadInput& m, const std::vector<std::string>& seqs);
+
+// --- 6. position: permutation equivariance without position embeddings ---
+struct PositionDemoInput {
+    std::string text = "to be or";  // T = its length
+    uint64_t perm_seed = 7;          // the shuffle
+    bool use_pos = false;
+    uint64_t seed = 1337;            // model parameters
+};
+struct PositionDemo {
+    bool use_pos = false;
+    std::string text, permuted;  // permuted[t] = text[perm[t]]
+    std::vector<int> perm;       // (T,)
+    Matrix att, att_perm;        // (T, T) heatmaps of the original and the permuted input
+    float max_diff = 0;          // largest |difference| of outputs and weights after undoing the permutation
+};
+PositionDemo run_position_demo(Context& ctx, KernelCache& kc, const PositionDemoInput& in);
+
+// --- 7. batches: one element's tokens change, the others' results stay bit-identical ---
+struct BatchesDemoInput {
+    std::vector<std::string> texts{"to be or", "not to b", "e: that ", "is the q"};  // (B,) each of length T
+    int changed = 2;                  // which element gets new tokens
+    std::string replacement = "uestion.";
+    uint64_t seed = 1337;
+};
+struct BatchesDemo {
+    std::vector<std::string> before, after;  // (B,) the batches' texts
+    int changed = 0;
+    std::vector<bool> att_changed, out_changed;  // (B,) any bit of that element's weights / outputs differs
+    Matrix att_before, att_after;                // (T, T) the changed element's heatmaps
+};
+BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInput& in);
+
+}  // namespace attn::lab

@@ -1,0 +1,152 @@
+// Lab demos 1-4, the mathematical trick and the scaling of attention: matmul, average, softmax, scaling.
+#include "lab/lab_trick.h"
+
+#include <cmath>
+#include <string>
+
+#include "rng.h"
+#include "vk/check.h"
+
+namespace attn::lab {
+
+namespace {
+
+double variance(const std::vector<float>& v) {  // unbiased, like torch.var
+    if (v.size() < 2) return 0.0;
+    double mean = 0;
+    for (float x : v) mean += x;
+    mean /= double(v.size());
+    double s = 0;
+    for (float x : v) s += (x - mean) * (x - mean);
+    return s / double(v.size() - 1);
+}
+
+std::vector<int> histogram(const std::vector<float>& v, float lo, float hi, int bins) {
+    std::vector<int> h(bins, 0);
+    for (float x : v) {
+        int i = int(std::floor((x - lo) / (hi - lo) * float(bins)));
+        h[std::clamp(i, 0, bins - 1)]++;
+    }
+    return h;
+}
+
+Matrix slice(const std::vector<float>& all, int index, int rows, int cols) {
+    size_t n = size_t(rows) * cols;
+    return Matrix(rows, cols, std::vector<float>(all.begin() + index * n, all.begin() + (index + 1) * n));
+}
+
+}  // namespace
+
+MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput& in) {
+    const Matrix& b = in.b;
+    if (b.rows < 1 || b.cols < 1 || b.v.size() != size_t(b.rows) * b.cols)
+        throw Error("lab matmul: b must be a non-empty matrix with rows*cols values, e.g. --b \"2,6;6,4;7,5\"");
+    if (in.a_mode == TrilMode::Zeros) throw Error("lab matmul: a must be ones, tril or average");
+    const uint32_t K = uint32_t(b.rows), N = uint32_t(b.cols);
+    Buffer ga = gpu_zeros(ctx, size_t(K) * K);  // (K, K)
+    Buffer gb = to_gpu(ctx, b.v);               // (K, N)
+    Buffer gc = gpu_zeros(ctx, size_t(K) * N);  // (K, N)
+    run_program(ctx, [&](Program& pr) {
+        tril(kc, pr, ga, K, in.a_mode);
+        pr.barrier("the matmul reads the a that lab_tril wrote");
+        matmul(kc, pr, gc, ga, gb, 1, K, N, K, 0, 0, false);
+    });
+    MatmulDemo d;
+    d.a = Matrix(int(K), int(K), ga.read<float>(size_t(K) * K));
+    d.b = b;
+    d.c = Matrix(int(K), int(N), gc.read<float>(size_t(K) * N));
+    return d;
+}
+
+AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in) {
+    if (in.B < 1 || in.T < 1 || in.C < 1 || in.B * in.T * in.C > (1 << 22))
+        throw Error("lab average: B, T and C must be positive and B*T*C at most 4M, e.g. --shape 4,8,2");
+    if (in.show_b < 0 || in.show_b >= in.B) throw Error("lab average: the shown batch element must be in 0..B-1");
+    const uint32_t B = in.B, T = in.T, C = in.C;
+    const size_t n = size_t(B) * T * C;
+    Rng rng(in.seed);
+    std::vector<float> x(n);  // (B, T, C)
+    for (auto& v : x) v = float(rng.normal());
+    Buffer gx = to_gpu(ctx, x);
+    Buffer loop = gpu_zeros(ctx, n), mm = gpu_zeros(ctx, n), sm = gpu_zeros(ctx, n);  // (B, T, C) each
+    Buffer avg = gpu_zeros(ctx, size_t(T) * T), zeros = gpu_zeros(ctx, size_t(T) * T), wei = gpu_zeros(ctx, size_t(T) * T);
+    run_program(ctx, [&](Program& pr) {
+        xbow(kc, pr, loop, gx, B, T, C);                     // version 1
+        tril(kc, pr, avg, T, TrilMode::TrilAverage);         // version 2: wei = tril / wei.sum(1)
+        tril(kc, pr, zeros, T, TrilMode::Zeros);             // version 3: wei = zeros((T, T))
+        pr.barrier("the matmul and the softmax read the weights lab_tril wrote");
+        matmul(kc, pr, mm, avg, gx, B, T, C, T, 0, T * C, false);
+        softmax(kc, pr, wei, zeros, T, T, true, 1.0f);       // masked_fill(tril == 0, -inf), softmax(dim=-1)
+        pr.barrier("the last matmul reads the softmax weights");
+        matmul(kc, pr, sm, wei, gx, B, T, C, T, 0, T * C, false);
+    });
+    std::vector<float> r1 = loop.read<float>(n), r2 = mm.read<float>(n), r3 = sm.read<float>(n);
+    AverageDemo d;
+    for (size_t i = 0; i < n; i++)
+        d.max_diff = std::max({d.max_diff, std::abs(r1[i] - r2[i]), std::abs(r1[i] - r3[i]), std::abs(r2[i] - r3[i])});
+    d.x = slice(x, in.show_b, T, C);
+    d.wei = Matrix(T, T, wei.read<float>(size_t(T) * T));
+    d.xbow_loop = slice(r1, in.show_b, T, C);
+    d.xbow_matmul = slice(r2, in.show_b, T, C);
+    d.xbow_softmax = slice(r3, in.show_b, T, C);
+    return d;
+}
+
+SoftmaxDemo run_softmax_demo(Context& ctx, KernelCache& kc, const SoftmaxDemoInput& in) {
+    if (in.scores.empty()) throw Error("lab softmax: give at least one score, e.g. --scores 0.1,-0.2,0.3,-0.2,0.5");
+    for (float m : in.multipliers)
+        if (!(m > 0.0f && m <= 1024.0f)) throw Error("lab softmax: each multiplier must be in (0, 1024], e.g. --mult 8");
+    const uint32_t n = uint32_t(in.scores.size());
+    Buffer gs = to_gpu(ctx, in.scores);  // (n,)
+    std::vector<Buffer> outs;            // (multipliers,) of (n,)
+    for (size_t i = 0; i < in.multipliers.size(); i++) outs.push_back(gpu_zeros(ctx, n));
+    run_program(ctx, [&](Program& pr) {
+        for (size_t i = 0; i < outs.size(); i++) softmax(kc, pr, outs[i], gs, 1, n, false, in.multipliers[i]);
+    });
+    SoftmaxDemo d;
+    d.scores = in.scores;
+    d.multipliers = in.multipliers;
+    for (auto& o : outs) d.probs.push_back(o.read<float>(n));
+    return d;
+}
+
+ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInput& in) {
+    if (in.head_size < 1 || in.head_size > 256) throw Error("lab scaling: head size must be 1..256, e.g. --head-size 16");
+    if (in.B < 1 || in.T < 1 || size_t(in.B) * in.T * in.head_size > (size_t(1) << 24))
+        throw Error("lab scaling: B and T must be positive and B*T*head_size at most 16M");
+    if (in.bins < 1 || in.bins > 1000) throw Error("lab scaling: bins must be 1..1000");
+    const uint32_t B = in.B, T = in.T, HS = in.head_size;
+    const size_t nqk = size_t(B) * T * HS, nw = size_t(B) * T * T;
+    Rng rng(in.seed);
+    std::vector<float> q(nqk), k(nqk);  // (B, T, HS) each, N(0, 1)
+    for (auto& v : q) v = float(rng.normal());
+    for (auto& v : k) v = float(rng.normal());
+    Buffer gq = to_gpu(ctx, q), gk = to_gpu(ctx, k);
+    Buffer wu = gpu_zeros(ctx, nw), ws = gpu_zeros(ctx, nw);  // (B, T, T) scores
+    Buffer pu = gpu_zeros(ctx, nw), ps = gpu_zeros(ctx, nw);  // (B, T, T) softmax of the scores
+    const float scale = 1.0f / std::sqrt(float(HS));
+    run_program(ctx, [&](Program& pr) {
+        matmul(kc, pr, wu, gq, gk, B, T, T, HS, T * HS, T * HS, true, 1.0f);   // q @ k^T
+        matmul(kc, pr, ws, gq, gk, B, T, T, HS, T * HS, T * HS, true, scale);  // q @ k^T * HS^-0.5
+        pr.barrier("the softmax reads the scores");
+        softmax(kc, pr, pu, wu, B * T, T, false, 1.0f);
+        softmax(kc, pr, ps, ws, B * T, T, false, 1.0f);
+    });
+    ScalingDemo d;
+    d.head_size = in.head_size;
+    d.samples = nw;
+    std::vector<float> su = wu.read<float>(nw), ss = ws.read<float>(nw);
+    d.var_q = variance(q);
+    d.var_k = variance(k);
+    d.var_unscaled = variance(su);
+    d.var_scaled = variance(ss);
+    d.hist_hi = 4.0f * std::max(1.0f, std::sqrt(float(HS)));  // four unscaled standard deviations
+    d.hist_lo = -d.hist_hi;
+    d.hist_unscaled = histogram(su, d.hist_lo, d.hist_hi, in.bins);
+    d.hist_scaled = histogram(ss, d.hist_lo, d.hist_hi, in.bins);
+    d.row_unscaled = pu.read<float>(T);
+    d.row_scaled = ps.read<float>(T);
+    return d;
+}
+
+}  // namespace attn::lab
