@@ -67,11 +67,13 @@ TEST_CASE("embedding forward and backward match the CPU reference", "[ops]") {
 
 TEST_CASE("matmul forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(2);
-    const int M = 37, N = 19;
-    // K = 23 takes the plain kernels, K = 24 and 44 the tiled texel-buffer ones (partial tiles in every direction)
+    const int M = 37;
+    // K = 23 takes the plain kernels, K = 24 and 44 the tiled texel-buffer ones (partial tiles in every
+    // direction); N = 20 the tiled one that reads dout as vec4
+    for (int N : {19, 20})
     for (int K : {23, 24, 44})
     for (bool relu : {false, true}) {
-        INFO("K " << K << " relu " << relu);
+        INFO("N " << N << " K " << K << " relu " << relu);
         for (bool accumulate : {false, true}) {
             auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
                  dout = test::randn(r, M * N), prior = test::randn(r, M * K);
@@ -206,7 +208,7 @@ TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {
 
 TEST_CASE("AdamW matches PyTorch's update over several steps", "[ops]") {
     Rng r(5);
-    const int n = 1001;
+    const int n = 1004;
     auto p = test::randn(r, n), m = std::vector<double>(n, 0), v = std::vector<double>(n, 0);
     auto gp = upload(p), gg = zeros(n), gm = zeros(n), gv = zeros(n);
     Buffer hyper(test::ctx(), sizeof(ops::AdamWHyper), true);

@@ -11,10 +11,12 @@ static_assert(sizeof(AdamWPush) == 4);
 struct AdamWHyper { float lr, beta1, beta2, eps, weight_decay, bc1, bc2; };
 static_assert(sizeof(AdamWHyper) == 28);
 
+// n floats, a multiple of 4 (buffers padded)
 inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange grads, BufferRange m, BufferRange v,
                   BufferRange hyper, uint32_t n) {
-    AdamWPush p{n};
-    pr.dispatch(kc.get("adamw", 5, sizeof p), {params, grads, m, v, hyper}, p, n);
+    if (n % 4 != 0) throw Error("internal error: AdamW needs a multiple of 4 parameters (pad the buffer)");
+    AdamWPush p{n / 4};
+    pr.dispatch(kc.get("adamw", 5, sizeof p), {params, grads, m, v, hyper}, p, n / 4);
 }
 
 }  // namespace attn::ops

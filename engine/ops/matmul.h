@@ -35,7 +35,10 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         uint64_t tiles_k = (K / 4 + 1) / 2;
         uint64_t n = (want_dinp ? uint64_t((M + 3) / 4) * tiles_k : 0) + uint64_t((N + 3) / 4) * tiles_k + (has_bias ? N : 0);
         BufferRange o = relu ? out : dout;  // read only when relu
-        pr.dispatch(kc.get("matmul_backward_tiled", "tvvtsss", sizeof p), {dout, inp, w, o, dinp, dw, dbias}, p, n);
+        if (N % 4 == 0)  // dout as vec4 too
+            pr.dispatch(kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p), {dout, inp, w, o, dinp, dw, dbias}, p, n);
+        else
+            pr.dispatch(kc.get("matmul_backward_tiled", "tvvtsss", sizeof p), {dout, inp, w, o, dinp, dw, dbias}, p, n);
         return;
     }
     uint64_t n = (want_dinp ? uint64_t(M) * K : 0) + uint64_t(N) * K + (has_bias ? N : 0);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 
 namespace attn {
 
@@ -200,6 +201,11 @@ Context::Context(const ContextOptions& opt) {
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_mem);
     m_name = m_props.deviceName;
     m_memory_bytes = device_local_bytes(m_physical);
+    if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        // A CPU driver (lavapipe) allocates from system memory whatever heap size it reports.
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0) m_memory_bytes = std::max<uint64_t>(m_memory_bytes, uint64_t(pages) * uint64_t(page) * 3 / 4);
+    }
     if (!opt.quiet)
         std::fprintf(stderr, "device: %s (%s, %.1f GiB)\n", m_name.c_str(), type_name(m_props.deviceType),
                      m_memory_bytes / 1073741824.0);

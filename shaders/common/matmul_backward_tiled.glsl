@@ -1,0 +1,116 @@
+// Body of matmul_backward_tiled.comp and matmul_backward_tiled4.comp (DOUT_VEC4: N % 4 == 0, dout and
+// the forward output read as vec4 too, so every fetch carries four values).
+layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) R32F, or (M, N/4) vec4
+layout(binding = 1) uniform samplerBuffer inp4;                       // (M, K/4) vec4
+layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4) vec4
+layout(binding = 3) uniform samplerBuffer out_t;                      // like dout: forward output (relu)
+layout(std430, binding = 4) buffer Dinp { float dinp[]; };            // (M, K)
+layout(std430, binding = 5) writeonly buffer Dw { float dw[]; };      // (N, K)
+layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
+layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate; } p;
+const uint TR = 4;  // rows of the tile (m for dinp, n for dw)
+const uint TK = 2;  // vec4 columns of the tile (8 k)
+
+#ifdef DOUT_VEC4
+// dout[m, 4*n4 .. 4*n4+3], relu-masked
+vec4 g4(uint m, uint n4) {
+    int idx = int(m * (p.N / 4) + n4);
+    vec4 d = texelFetch(dout_t, idx);
+    if (p.relu != 0) d *= vec4(greaterThan(texelFetch(out_t, idx), vec4(0.0)));  // out > 0
+    return d;
+}
+float g(uint m, uint n) { return g4(m, n / 4)[n % 4]; }
+#else
+float g(uint m, uint n) {
+    int idx = int(m * p.N + n);
+    float d = texelFetch(dout_t, idx).x;
+    if (p.relu != 0 && texelFetch(out_t, idx).x <= 0.0) d = 0.0;
+    return d;
+}
+#endif
+
+void main() {
+    uint i = gid();
+    uint K4 = p.K / 4;
+    uint tiles_k = (K4 + TK - 1) / TK;
+    uint n_dinp = p.want_dinp != 0 ? ((p.M + TR - 1) / TR) * tiles_k : 0;
+    uint n_dw = ((p.N + TR - 1) / TR) * tiles_k;
+    if (i < n_dinp) {
+        uint m0 = (i / tiles_k) * TR, k0 = (i % tiles_k) * TK;
+        vec4 acc[TR][TK];
+        for (uint r = 0; r < TR; r++)
+            for (uint j = 0; j < TK; j++) acc[r][j] = vec4(0.0);
+#ifdef DOUT_VEC4
+        for (uint n4 = 0; n4 < p.N / 4; n4++) {
+            vec4 d[TR];
+            for (uint r = 0; r < TR; r++) d[r] = g4(min(m0 + r, p.M - 1), n4);
+            for (uint e = 0; e < 4; e++) {
+                uint n = n4 * 4 + e;
+                vec4 wv[TK];
+                for (uint j = 0; j < TK; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
+                for (uint r = 0; r < TR; r++)
+                    for (uint j = 0; j < TK; j++) acc[r][j] += d[r][e] * wv[j];
+            }
+        }
+#else
+        for (uint n = 0; n < p.N; n++) {
+            vec4 wv[TK];
+            for (uint j = 0; j < TK; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
+            for (uint r = 0; r < TR; r++) {
+                float d = g(min(m0 + r, p.M - 1), n);
+                for (uint j = 0; j < TK; j++) acc[r][j] += d * wv[j];
+            }
+        }
+#endif
+        for (uint r = 0; r < TR; r++) {
+            uint m = m0 + r;
+            if (m >= p.M) break;
+            for (uint j = 0; j < TK; j++) {
+                uint k4 = k0 + j;
+                if (k4 >= K4) break;
+                for (uint e = 0; e < 4; e++) {
+                    uint o = m * p.K + k4 * 4 + e;
+                    dinp[o] = p.accumulate != 0 ? dinp[o] + acc[r][j][e] : acc[r][j][e];
+                }
+            }
+        }
+        return;
+    }
+    i -= n_dinp;
+    if (i < n_dw) {
+        uint n0 = (i / tiles_k) * TR, k0 = (i % tiles_k) * TK;
+        vec4 acc[TR][TK];
+        for (uint r = 0; r < TR; r++)
+            for (uint j = 0; j < TK; j++) acc[r][j] = vec4(0.0);
+        for (uint m = 0; m < p.M; m++) {
+            vec4 iv[TK];
+            for (uint j = 0; j < TK; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
+#ifdef DOUT_VEC4
+            vec4 d = g4(m, n0 / 4);  // TR == 4: the tile's four n are one vec4
+            for (uint r = 0; r < TR; r++)
+                for (uint j = 0; j < TK; j++) acc[r][j] += d[r] * iv[j];
+#else
+            for (uint r = 0; r < TR; r++) {
+                float d = g(m, min(n0 + r, p.N - 1));
+                for (uint j = 0; j < TK; j++) acc[r][j] += d * iv[j];
+            }
+#endif
+        }
+        for (uint r = 0; r < TR; r++) {
+            uint n = n0 + r;
+            if (n >= p.N) break;
+            for (uint j = 0; j < TK; j++) {
+                uint k4 = k0 + j;
+                if (k4 >= K4) break;
+                for (uint e = 0; e < 4; e++) dw[n * p.K + k4 * 4 + e] = acc[r][j][e];
+            }
+        }
+        return;
+    }
+    i -= n_dw;
+    if (p.has_bias != 0 && i < p.N) {
+        float s = 0.0;
+        for (uint m = 0; m < p.M; m++) s += g(m, i);
+        db[i] = s;
+    }
+}

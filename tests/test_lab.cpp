@@ -1,0 +1,202 @@
+// The self-attention lab's demos assert the lecture's numbers: the trick, softmax, scaling, encoder, position, batches.
+#include "corpus.h"
+#include "gpu.h"
+#include "lab/lab_model.h"
+#include "lab/lab_registry.h"
+#include "lab/lab_trick.h"
+
+using namespace attn;
+using namespace attn::lab;
+using test::download;
+
+static void require_matrix(const Matrix& got, int rows, int cols, const std::vector<float>& want) {
+    REQUIRE(got.rows == rows);
+    REQUIRE(got.cols == cols);
+    for (size_t i = 0; i < want.size(); i++) {
+        INFO("element " << i);
+        CHECK(got.v[i] == want[i]);  // small integers and halves: exact in float
+    }
+}
+
+TEST_CASE("lab kernels match plain-loop CPU references on odd shapes", "[lab]") {
+    Rng r(11);
+    const uint32_t NB = 3, M = 7, N = 5, K = 13;
+    auto a = test::randn(r, NB * M * K), b = test::randn(r, NB * K * N), bt = test::randn(r, NB * N * K);
+    auto ga = test::upload(a), gb = test::upload(b), gbt = test::upload(bt);
+    auto c1 = test::zeros(NB * M * N), c2 = test::zeros(NB * M * N), c3 = test::zeros(NB * M * N);
+    const uint32_t TS = 9, ROWS = 2 * TS;  // two (9, 9) score matrices for the causal softmax
+    auto s = test::randn(r, ROWS * TS, 2.0);
+    auto gs = test::upload(s), sm = test::zeros(ROWS * TS), smc = test::zeros(ROWS * TS), w = test::zeros(TS * TS);
+    auto xb_in = test::randn(r, NB * M * N);
+    auto gx = test::upload(xb_in), xb = test::zeros(NB * M * N);
+    test::run([&](Program& p) {
+        lab::matmul(test::kernels(), p, c1, ga, gb, NB, M, N, K, M * K, K * N, false);          // batched a @ b
+        lab::matmul(test::kernels(), p, c2, ga, gbt, NB, M, N, K, M * K, N * K, true, 0.5f);     // a @ b^T * 0.5
+        lab::matmul(test::kernels(), p, c3, ga, gb, NB, M, N, K, 0, K * N, false);              // a broadcast
+        lab::softmax(test::kernels(), p, sm, gs, ROWS, TS, false, 3.0f);
+        lab::softmax(test::kernels(), p, smc, gs, ROWS, TS, true, 1.0f);
+        lab::xbow(test::kernels(), p, xb, gx, NB, M, N);
+        lab::tril(test::kernels(), p, w, TS, TrilMode::TrilAverage);
+    });
+    std::vector<double> r1(NB * M * N), r2(NB * M * N), r3(NB * M * N), rx(NB * M * N);
+    for (uint32_t q = 0; q < NB; q++)
+        for (uint32_t m = 0; m < M; m++)
+            for (uint32_t n = 0; n < N; n++) {
+                double s1 = 0, s2 = 0, s3 = 0, sx = 0;
+                for (uint32_t k = 0; k < K; k++) {
+                    s1 += a[(q * M + m) * K + k] * b[(q * K + k) * N + n];
+                    s2 += a[(q * M + m) * K + k] * bt[(q * N + n) * K + k];
+                    s3 += a[m * K + k] * b[(q * K + k) * N + n];
+                }
+                for (uint32_t t = 0; t <= m; t++) sx += xb_in[(q * M + t) * N + n];
+                size_t i = (q * M + m) * N + n;
+                r1[i] = s1; r2[i] = 0.5 * s2; r3[i] = s3; rx[i] = sx / (m + 1);
+            }
+    std::vector<double> rs(ROWS * TS), rsc(ROWS * TS), rw(TS * TS);
+    for (uint32_t row = 0; row < ROWS; row++) {
+        uint32_t t = row % TS;
+        double mx = -1e300, mxc = -1e300, sum = 0, sumc = 0;
+        for (uint32_t j = 0; j < TS; j++) mx = std::max(mx, 3.0 * s[row * TS + j]);
+        for (uint32_t j = 0; j <= t; j++) mxc = std::max(mxc, s[row * TS + j]);
+        for (uint32_t j = 0; j < TS; j++) sum += std::exp(3.0 * s[row * TS + j] - mx);
+        for (uint32_t j = 0; j <= t; j++) sumc += std::exp(s[row * TS + j] - mxc);
+        for (uint32_t j = 0; j < TS; j++) {
+            rs[row * TS + j] = std::exp(3.0 * s[row * TS + j] - mx) / sum;
+            rsc[row * TS + j] = j <= t ? std::exp(s[row * TS + j] - mxc) / sumc : 0.0;
+        }
+    }
+    for (uint32_t i = 0; i < TS; i++)
+        for (uint32_t j = 0; j < TS; j++) rw[i * TS + j] = j <= i ? 1.0 / (i + 1) : 0.0;
+    test::require_close(download(c1, NB * M * N), r1, 1e-5, 1e-5, "lab_matmul");
+    test::require_close(download(c2, NB * M * N), r2, 1e-5, 1e-5, "lab_matmul trans_b scaled");
+    test::require_close(download(c3, NB * M * N), r3, 1e-5, 1e-5, "lab_matmul broadcast");
+    test::require_close(download(sm, ROWS * TS), rs, 1e-6, 1e-5, "lab_softmax");
+    test::require_close(download(smc, ROWS * TS), rsc, 0, 1e-5, "lab_softmax causal (masked entries exactly 0)");
+    test::require_close(download(xb, NB * M * N), rx, 1e-6, 1e-5, "lab_xbow");
+    test::require_close(download(w, TS * TS), rw, 0, 1e-7, "lab_tril average");
+}
+
+TEST_CASE("lab registry lists the seven demos in the lecture's order, each explained", "[lab]") {
+    std::vector<std::string> names;
+    for (const auto& d : demos()) {
+        names.push_back(d.name);
+        CHECK(!d.title.empty());
+        CHECK(d.explanation.size() > 100);
+    }
+    CHECK(names == std::vector<std::string>{"matmul", "average", "softmax", "scaling", "encoder", "position", "batches"});
+    CHECK(find_demo("softmax") != nullptr);
+    CHECK(find_demo("nope") == nullptr);
+}
+
+TEST_CASE("lab matmul: ones, tril and the row-normalised tril give the lecture's c exactly", "[lab]") {
+    MatmulDemoInput in;
+    in.a_mode = TrilMode::Ones;
+    MatmulDemo d = run_matmul_demo(test::ctx(), test::kernels(), in);
+    require_matrix(d.a, 3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+    require_matrix(d.b, 3, 2, {2, 6, 6, 4, 7, 5});
+    require_matrix(d.c, 3, 2, {15, 15, 15, 15, 15, 15});
+    in.a_mode = TrilMode::Tril;
+    d = run_matmul_demo(test::ctx(), test::kernels(), in);
+    require_matrix(d.a, 3, 3, {1, 0, 0, 1, 1, 0, 1, 1, 1});
+    require_matrix(d.c, 3, 2, {2, 6, 8, 10, 15, 15});
+    in.a_mode = TrilMode::TrilAverage;
+    d = run_matmul_demo(test::ctx(), test::kernels(), in);
+    require_matrix(d.c, 3, 2, {2, 6, 4, 5, 5, 5});
+    in.b = Matrix(2, 1, {1, 3});  // an edited b changes c
+    d = run_matmul_demo(test::ctx(), test::kernels(), in);
+    require_matrix(d.c, 2, 1, {1, 2});
+}
+
+TEST_CASE("lab average: loops, tril matmul and masked softmax agree to 1e-6", "[lab]") {
+    AverageDemoInput in;  // (4, 8, 2)
+    AverageDemo d = run_average_demo(test::ctx(), test::kernels(), in);
+    CHECK(d.max_diff <= 1e-6f);
+    REQUIRE(d.x.rows == 8);
+    REQUIRE(d.x.cols == 2);
+    // xbow row 0 is x row 0; the last row is the mean of all of x[b]
+    CHECK(d.xbow_loop.at(0, 0) == d.x.at(0, 0));
+    double mean = 0;
+    for (int t = 0; t < 8; t++) mean += d.x.at(t, 1);
+    CHECK(std::abs(d.xbow_softmax.at(7, 1) - mean / 8) <= 1e-6);
+    // the weights: row t is 1/(t+1) on the past, exact zeros on the future
+    for (int t = 0; t < 8; t++)
+        for (int s = 0; s < 8; s++) CHECK(std::abs(d.wei.at(t, s) - (s <= t ? 1.0f / (t + 1) : 0.0f)) <= 1e-7);
+    // an edited shape still agrees (T not a multiple of anything)
+    in.B = 3; in.T = 13; in.C = 5; in.seed = 42;
+    CHECK(run_average_demo(test::ctx(), test::kernels(), in).max_diff <= 1e-6f);
+}
+
+TEST_CASE("lab softmax: x1 is diffuse, x8 is nearly one-hot (the lecture's values to 1e-3)", "[lab]") {
+    SoftmaxDemo d = run_softmax_demo(test::ctx(), test::kernels(), SoftmaxDemoInput{});
+    REQUIRE(d.probs.size() == 2);
+    // torch.softmax(torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5]) * m, dim=-1), printed by the lecture to 4 decimals
+    const std::vector<double> x1{0.1925, 0.1426, 0.2351, 0.1426, 0.2872};
+    const std::vector<double> x8{0.0326, 0.0030, 0.1615, 0.0030, 0.8000};
+    test::require_close(test::to_d(d.probs[0]), x1, 1e-3, 0, "softmax x1");
+    test::require_close(test::to_d(d.probs[1]), x8, 1e-3, 0, "softmax x8");
+    SoftmaxDemoInput in;
+    in.multipliers = {16};
+    CHECK(run_softmax_demo(test::ctx(), test::kernels(), in).probs[0][4] > 0.95f);
+}
+
+TEST_CASE("lab scaling: var(q.k) ~ head_size unscaled and ~1 scaled over 10,000 samples", "[lab]") {
+    for (int hs : {16, 64}) {
+        ScalingDemoInput in;
+        in.head_size = hs;
+        ScalingDemo d = run_scaling_demo(test::ctx(), test::kernels(), in);
+        INFO("head_size " << hs << ": var unscaled " << d.var_unscaled << ", scaled " << d.var_scaled);
+        CHECK(d.samples == 10000);
+        CHECK(std::abs(d.var_q - 1.0) <= 0.05);
+        CHECK(std::abs(d.var_k - 1.0) <= 0.05);
+        CHECK(std::abs(d.var_unscaled - hs) <= 0.15 * hs);
+        CHECK(std::abs(d.var_scaled - 1.0) <= 0.15);
+        int n_u = 0, n_s = 0;
+        for (int c : d.hist_unscaled) n_u += c;
+        for (int c : d.hist_scaled) n_s += c;
+        CHECK(n_u == 10000);
+        CHECK(n_s == 10000);
+        // unscaled, one row's softmax is peakier than scaled
+        float max_u = 0, max_s = 0;
+        for (float p : d.row_unscaled) max_u = std::max(max_u, p);
+        for (float p : d.row_scaled) max_s = std::max(max_s, p);
+        CHECK(max_u > max_s);
+    }
+}
+
+TEST_CASE("lab position: no position embeddings and no mask make attention permutation-equivariant", "[lab]") {
+    PositionDemoInput in;
+    in.use_pos = false;
+    PositionDemo off = run_position_demo(test::ctx(), test::kernels(), in);
+    CHECK(off.permuted != off.text);
+    CHECK(off.max_diff <= 1e-5f);
+    in.use_pos = true;
+    PositionDemo on = run_position_demo(test::ctx(), test::kernels(), in);
+    CHECK(on.max_diff > 1e-2f);
+}
+
+TEST_CASE("lab batches: changing one element leaves the others bit-identical", "[lab]") {
+    BatchesDemo d = run_batches_demo(test::ctx(), test::kernels(), BatchesDemoInput{});
+    REQUIRE(d.att_changed.size() == 4);
+    for (int b = 0; b < 4; b++) {
+        INFO("batch element " << b);
+        CHECK(d.att_changed[b] == (b == d.changed));
+        CHECK(d.out_changed[b] == (b == d.changed));
+    }
+}
+
+TEST_CASE("lab encoder: without the mask the train loss ends at least 1.0 below the decoder's", "[lab]") {
+    EncoderDemo d = run_encoder_demo(test::ctx(), test::shakespeare(), EncoderDemoInput{});
+    INFO("decoder " << d.decoder.train_loss << ", encoder " << d.encoder.train_loss);
+    CHECK(d.decoder.train_loss - d.encoder.train_loss >= 1.0);
+    // the decoder's heatmap keeps the future empty, the encoder's fills in
+    double dec_future = 0, enc_future = 0;
+    for (int t = 0; t < d.decoder.att.rows; t++)
+        for (int s = t + 1; s < d.decoder.att.cols; s++) {
+            dec_future += d.decoder.att.at(t, s);
+            enc_future += d.encoder.att.at(t, s);
+        }
+    CHECK(dec_future == 0.0);
+    CHECK(enc_future > 0.5);
+    CHECK(d.decoder.sample.size() > 0);
+    CHECK(d.encoder.sample.size() > 0);
+}
