@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `attnlab lab`: --list, every demo's key numbers in plain text, and one-line errors with exit 2. Usage: lab_cli_test.sh ATTNLAB CORPUS
+set -u
+bin=$1 corpus=$2
+fails=0 passes=0
+check() {  # check "what" CODE "regex that stdout must match" args...
+    local what=$1 code=$2 want=$3; shift 3
+    local out rc
+    out=$("$bin" "$@" 2>/dev/null); rc=$?
+    if [ "$rc" -ne "$code" ] || ! grep -qE -- "$want" <<<"$out"; then
+        echo "FAIL: $what: attnlab $* -> exit $rc, wanted $code and /$want/; stdout:"; echo "$out"; fails=$((fails+1))
+    else
+        passes=$((passes+1))
+    fi
+}
+error() {  # error CODE "substring" args...: exit CODE, nothing on stdout, one line on stderr containing substring
+    local code=$1 want=$2; shift 2
+    local out err rc
+    err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
+    out=$("$bin" "$@" 2>/dev/null)
+    if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$err" || [ "$(grep -c . <<<"$err")" -ne 1 ] || [ -n "$out" ]; then
+        echo "FAIL: attnlab $* -> exit $rc, wanted $code, one line with '$want', empty stdout; got:"; echo "$err"; echo "$out"
+        fails=$((fails+1))
+    else
+        passes=$((passes+1))
+    fi
+}
+list=$("$bin" lab --list)
+if [ "$(grep -c . <<<"$list")" -eq 7 ] && grep -q '^matmul ' <<<"$list" && grep -q '^batches ' <<<"$list"; then
+    passes=$((passes+1))
+else
+    echo "FAIL: lab --list:"; echo "$list"; fails=$((fails+1))
+fi
+check "matmul ones" 0 '^ +15\.0000 +15\.0000$' lab matmul --a ones
+check "matmul tril" 0 '^ +8\.0000 +10\.0000$' lab matmul --a tril
+check "matmul average" 0 '^ +4\.0000 +5\.0000$' lab matmul --a average
+check "average agrees" 0 'largest difference between the three, over all \(B, T, C\): [0-9.e+-]+$' lab average
+check "softmax x1" 0 'probs +0\.1925 +0\.1426 +0\.2351 +0\.1426 +0\.2872' lab softmax
+check "softmax x8" 0 'probs +0\.0326 +0\.0030 +0\.1615 +0\.0030 +0\.8000' lab softmax
+check "scaling" 0 'var\(q @ k\^T\) +unscaled +6[0-9]\.[0-9]{4}' lab scaling --head-size 64
+check "position off" 0 'permutation: (0|[0-9.]+e-0[6-9]|1e-05)$' lab position --pos off
+check "batches" 0 '^ +2  "e: that "  "uestion\."  changed +changed$' lab batches
+check "batches others" 0 '^ +3  "is the q"  "is the q"  identical +identical$' lab batches
+check "encoder" 0 "the encoder's train loss is [1-9]\.[0-9]{4} below the decoder's" lab encoder --data "$corpus"
+error 2 "no lab demo 'nope'" lab nope
+error 2 "does not take --lr" lab softmax --lr 1
+error 2 "head size must be 1..256" lab scaling --head-size 0
+error 2 "--b" lab matmul --b "1,2;3"
+error 2 "does not exist" lab encoder --data /nonexistent/corpus.txt
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
