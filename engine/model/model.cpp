@@ -63,63 +63,69 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
 }
 
-int Model::add(std::string name, std::vector<int> shape, Init init, float bound) {
-    ParamInfo pi{std::move(name), std::move(shape), m_flat, 1, init, bound};
-    for (int d : pi.shape) pi.count *= size_t(d);
-    m_flat += (pi.count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
-    m_info.push_back(pi);
-    return int(m_info.size()) - 1;
-}
-
-Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V) : m_ctx(ctx), m_kc(kc), m_cfg(cfg), m_V(V) {
-    if (ctx.props().limits.minStorageBufferOffsetAlignment > ALIGN_FLOATS * sizeof(float))
-        throw Error("this GPU needs storage-buffer offsets aligned to more than 256 bytes, which is not supported");
+ModelLayout make_layout(const Config& cfg, int V) {
+    ModelLayout L;
+    auto add = [&](std::string name, std::vector<int> shape, Init init, float bound = 0) {
+        ParamInfo pi{std::move(name), std::move(shape), L.flat, 1, init, bound};
+        for (int d : pi.shape) pi.count *= size_t(d);
+        L.flat += (pi.count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
+        L.info.push_back(pi);
+        return int(L.info.size()) - 1;
+    };
     auto lin = [](int fan_in) { return 1.0f / std::sqrt(float(fan_in)); };
     int T = cfg.block_size, C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn_dim();
     if (cfg.kind == ModelKind::Bigram) {
         add("token_embedding_table.weight", {V, V}, Init::Normal);
-    } else {
-        add("token_embedding_table.weight", {V, C}, Init::Normal);
-        if (cfg.use_pos) m_wpe = add("position_embedding_table.weight", {T, C}, Init::Normal);
-        for (int l = 0; l < cfg.n_layer; l++) {
-            std::string pre = "blocks." + std::to_string(l) + ".";
-            BlockParams b;
-            if (cfg.layernorm) {
-                b.ln1_w = add(pre + "ln1.weight", {C}, Init::Ones);
-                b.ln1_b = add(pre + "ln1.bias", {C}, Init::Zeros);
-            }
-            // every head's query, key, value Linear(C, HS, bias=False), stacked as q | k | v, heads within each
-            b.qkv = add(pre + "sa.qkv.weight", {3 * A, C}, Init::Uniform, lin(C));
-            if (cfg.residual) {
-                b.proj_w = add(pre + "sa.proj.weight", {C, A}, Init::Uniform, lin(A));
-                b.proj_b = add(pre + "sa.proj.bias", {C}, Init::Uniform, lin(A));
-            }
-            if (cfg.ffn) {
-                if (cfg.layernorm) {
-                    b.ln2_w = add(pre + "ln2.weight", {C}, Init::Ones);
-                    b.ln2_b = add(pre + "ln2.bias", {C}, Init::Zeros);
-                }
-                b.fc_w = add(pre + "ffwd.fc.weight", {F, C}, Init::Uniform, lin(C));
-                b.fc_b = add(pre + "ffwd.fc.bias", {F}, Init::Uniform, lin(C));
-                if (cfg.residual) {
-                    b.fc2_w = add(pre + "ffwd.proj.weight", {C, F}, Init::Uniform, lin(F));
-                    b.fc2_b = add(pre + "ffwd.proj.bias", {C}, Init::Uniform, lin(F));
-                }
-            }
-            m_blocks.push_back(b);
-        }
-        if (cfg.layernorm) {
-            m_lnf_w = add("ln_f.weight", {C}, Init::Ones);
-            m_lnf_b = add("ln_f.bias", {C}, Init::Zeros);
-        }
-        int D = (cfg.residual || cfg.ffn) ? C : A;  // width of the stream reaching lm_head
-        m_lm_w = add("lm_head.weight", {V, D}, Init::Uniform, lin(D));
-        m_lm_b = add("lm_head.bias", {V}, Init::Uniform, lin(D));
+        return L;
     }
-    params = Buffer(ctx, f4(m_flat));
-    grads = Buffer(ctx, f4(m_flat));
-    adam_m = Buffer(ctx, f4(m_flat));
-    adam_v = Buffer(ctx, f4(m_flat));
+    add("token_embedding_table.weight", {V, C}, Init::Normal);
+    if (cfg.use_pos) L.wpe = add("position_embedding_table.weight", {T, C}, Init::Normal);
+    for (int l = 0; l < cfg.n_layer; l++) {
+        std::string pre = "blocks." + std::to_string(l) + ".";
+        BlockParams b;
+        if (cfg.layernorm) {
+            b.ln1_w = add(pre + "ln1.weight", {C}, Init::Ones);
+            b.ln1_b = add(pre + "ln1.bias", {C}, Init::Zeros);
+        }
+        // every head's query, key, value Linear(C, HS, bias=False), stacked as q | k | v, heads within each
+        b.qkv = add(pre + "sa.qkv.weight", {3 * A, C}, Init::Uniform, lin(C));
+        if (cfg.residual) {
+            b.proj_w = add(pre + "sa.proj.weight", {C, A}, Init::Uniform, lin(A));
+            b.proj_b = add(pre + "sa.proj.bias", {C}, Init::Uniform, lin(A));
+        }
+        if (cfg.ffn) {
+            if (cfg.layernorm) {
+                b.ln2_w = add(pre + "ln2.weight", {C}, Init::Ones);
+                b.ln2_b = add(pre + "ln2.bias", {C}, Init::Zeros);
+            }
+            b.fc_w = add(pre + "ffwd.fc.weight", {F, C}, Init::Uniform, lin(C));
+            b.fc_b = add(pre + "ffwd.fc.bias", {F}, Init::Uniform, lin(C));
+            if (cfg.residual) {
+                b.fc2_w = add(pre + "ffwd.proj.weight", {C, F}, Init::Uniform, lin(F));
+                b.fc2_b = add(pre + "ffwd.proj.bias", {C}, Init::Uniform, lin(F));
+            }
+        }
+        L.blocks.push_back(b);
+    }
+    if (cfg.layernorm) {
+        L.lnf_w = add("ln_f.weight", {C}, Init::Ones);
+        L.lnf_b = add("ln_f.bias", {C}, Init::Zeros);
+    }
+    int D = (cfg.residual || cfg.ffn) ? C : A;  // width of the stream reaching lm_head
+    L.lm_w = add("lm_head.weight", {V, D}, Init::Uniform, lin(D));
+    L.lm_b = add("lm_head.bias", {V}, Init::Uniform, lin(D));
+    return L;
+}
+
+Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V)
+    : m_ctx(ctx), m_kc(kc), m_cfg(cfg), m_V(V), m_layout(make_layout(cfg, V)) {
+    if (ctx.props().limits.minStorageBufferOffsetAlignment > ALIGN_FLOATS * sizeof(float))
+        throw Error("this GPU needs storage-buffer offsets aligned to more than 256 bytes, which is not supported");
+    size_t flat = m_layout.flat;
+    params = Buffer(ctx, f4(flat));
+    grads = Buffer(ctx, f4(flat));
+    adam_m = Buffer(ctx, f4(flat));
+    adam_v = Buffer(ctx, f4(flat));
     m_dummy = Buffer(ctx, 256);
     m_dummy.fill_zero();
     grads.fill_zero();  // padding between tensors is never written and must stay 0 for AdamW
@@ -127,7 +133,7 @@ Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V) : m_ctx(ct
 
 size_t Model::num_params() const {
     size_t n = 0;
-    for (auto& pi : m_info) n += pi.count;
+    for (auto& pi : m_layout.info) n += pi.count;
     return n;
 }
 
@@ -143,8 +149,8 @@ size_t Model::bytes_needed(const Config& c, int V) {
 
 void Model::init(uint64_t seed) {
     Rng rng(seed);
-    std::vector<float> flat(m_flat, 0.0f);
-    for (auto& pi : m_info)
+    std::vector<float> flat(m_layout.flat, 0.0f);
+    for (auto& pi : m_layout.info)
         for (size_t i = 0; i < pi.count; i++) {
             float& x = flat[pi.offset + i];
             switch (pi.init) {
@@ -159,12 +165,18 @@ void Model::init(uint64_t seed) {
     adam_v.fill_zero();
 }
 
-std::vector<float> Model::read_params() const { return params.read<float>(m_flat); }
+std::vector<float> Model::read_params() const { return params.read<float>(m_layout.flat); }
 void Model::write_params(const std::vector<float>& flat) { params.upload(flat); }
-std::vector<float> Model::read_grads() const { return grads.read<float>(m_flat); }
+std::vector<float> Model::read_grads() const { return grads.read<float>(m_layout.flat); }
 
-BufferRange Model::p(int i) const { return i < 0 ? BufferRange(m_dummy) : BufferRange{params, f4(m_info[i].offset), f4(m_info[i].count)}; }
-BufferRange Model::g(int i) const { return i < 0 ? BufferRange(m_dummy) : BufferRange{grads, f4(m_info[i].offset), f4(m_info[i].count)}; }
+BufferRange Model::p(int i) const {
+    const auto& pi = m_layout.info;
+    return i < 0 ? BufferRange(m_dummy) : BufferRange{params, f4(pi[i].offset), f4(pi[i].count)};
+}
+BufferRange Model::g(int i) const {
+    const auto& pi = m_layout.info;
+    return i < 0 ? BufferRange(m_dummy) : BufferRange{grads, f4(pi[i].offset), f4(pi[i].count)};
+}
 
 const Buffer& Model::block_input(const Activations& a, int l) const { return l == 0 ? a.x : block_output(a, l - 1); }
 
@@ -183,9 +195,9 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
     } else {
         uint32_t C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim();
         float drop = training ? c.dropout : 0.0f;
-        ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(m_wpe), B, T, C, c.use_pos);
+        ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(m_layout.wpe), B, T, C, c.use_pos);
         for (int l = 0; l < c.n_layer; l++) {
-            const BlockParams& P = m_blocks[l];
+            const BlockParams& P = m_layout.blocks[l];
             BlockActs& L = a.blocks[l];
             const Buffer& in = block_input(a, l);  // (B,T,C)
             const Buffer* a_in = &in;
@@ -234,11 +246,11 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
         uint32_t D = (c.residual || c.ffn) ? C : A;
         if (c.layernorm) {
             pr.barrier("the final LayerNorm reads the stream");
-            ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_lnf_w), p(m_lnf_b), BT, C);
+            ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_layout.lnf_w), p(m_layout.lnf_b), BT, C);
             fin = &a.lnf;
         }
         pr.barrier("lm_head reads the final stream");
-        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_lm_w), p(m_lm_b), BT, V, D, true);
+        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, true);
     }
     if (!with_loss) return;
     pr.barrier("cross-entropy reads the logits");
@@ -266,14 +278,14 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     Buffer* other = &a.dres2;
     const Buffer& last = block_output(a, c.n_layer - 1);
     if (c.layernorm) {
-        ops::matmul_backward(m_kc, pr, a.dln, g(m_lm_w), g(m_lm_b), a.dlogits, a.lnf, p(m_lm_w), m_dummy, BT, V, D, true, false, true, false);
+        ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
         pr.barrier("ln_f backward reads its output gradient");
-        ops::layernorm_backward(m_kc, pr, *cur, g(m_lnf_w), g(m_lnf_b), a.dln, last, p(m_lnf_w), a.lnf_stats, BT, C, false);
+        ops::layernorm_backward(m_kc, pr, *cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
     } else {
-        ops::matmul_backward(m_kc, pr, *cur, g(m_lm_w), g(m_lm_b), a.dlogits, last, p(m_lm_w), m_dummy, BT, V, D, true, false, true, false);
+        ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
-        const BlockParams& P = m_blocks[l];
+        const BlockParams& P = m_layout.blocks[l];
         BlockActs& L = a.blocks[l];
         const Buffer& in = block_input(a, l);
         const Buffer& mid = res ? L.xa : L.y;
@@ -341,11 +353,11 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         }
     }
     pr.barrier("embedding backward reads the stream gradient");
-    ops::embedding_backward(m_kc, pr, g(0), g(m_wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos);
+    ops::embedding_backward(m_kc, pr, g(0), g(m_layout.wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos);
 }
 
 void Model::record_update(Program& pr, const Buffer& hyper) {
-    ops::adamw(m_kc, pr, params, grads, adam_m, adam_v, hyper, uint32_t(m_flat));
+    ops::adamw(m_kc, pr, params, grads, adam_m, adam_v, hyper, uint32_t(m_layout.flat));
 }
 
 }  // namespace attn

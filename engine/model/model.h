@@ -37,6 +37,15 @@ struct BlockActs {
     Buffer xf;              // (B,T,C)     stream after the feed-forward residual
 };
 
+// Where every parameter lives in the flat buffers: a pure function of the config and the vocabulary size.
+struct ModelLayout {
+    std::vector<ParamInfo> info;
+    std::vector<BlockParams> blocks;
+    int wpe = -1, lnf_w = -1, lnf_b = -1, lm_w = -1, lm_b = -1;
+    size_t flat = 0;  // floats, each tensor padded to 64
+};
+ModelLayout make_layout(const Config& cfg, int vocab_size);
+
 // Per-batch-shape activations and gradients.
 struct Activations {
     Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits);
@@ -66,16 +75,17 @@ public:
     int vocab_size() const { return m_V; }
     int n_head() const { return m_cfg.kind == ModelKind::Bigram ? 0 : m_cfg.n_head; }
     int n_layer() const { return m_cfg.kind == ModelKind::Bigram ? 0 : m_cfg.n_layer; }
-    const std::vector<ParamInfo>& params_info() const { return m_info; }
-    const std::vector<BlockParams>& blocks() const { return m_blocks; }
+    const ModelLayout& layout() const { return m_layout; }
+    const std::vector<ParamInfo>& params_info() const { return m_layout.info; }
+    const std::vector<BlockParams>& blocks() const { return m_layout.blocks; }
     int wte() const { return 0; }
-    int wpe() const { return m_wpe; }
-    int lnf_w() const { return m_lnf_w; }
-    int lnf_b() const { return m_lnf_b; }
-    int lm_w() const { return m_lm_w; }
-    int lm_b() const { return m_lm_b; }
-    size_t num_params() const;                   // trainable scalars (the lecture's parameter count)
-    size_t flat_size() const { return m_flat; }  // floats in the flat buffers, with alignment padding
+    int wpe() const { return m_layout.wpe; }
+    int lnf_w() const { return m_layout.lnf_w; }
+    int lnf_b() const { return m_layout.lnf_b; }
+    int lm_w() const { return m_layout.lm_w; }
+    int lm_b() const { return m_layout.lm_b; }
+    size_t num_params() const;                          // trainable scalars (the lecture's parameter count)
+    size_t flat_size() const { return m_layout.flat; }  // floats in the flat buffers, with alignment padding
     // Parameters + gradients + AdamW moments + activations of one training batch, in bytes.
     static size_t bytes_needed(const Config& cfg, int vocab_size);
 
@@ -102,7 +112,6 @@ public:
 private:
     BufferRange p(int i) const;  // parameter i as a range of `params`
     BufferRange g(int i) const;  // its gradient
-    int add(std::string name, std::vector<int> shape, Init init, float bound = 0);
     // The stream (B,T,width) entering block l, and leaving it.
     const Buffer& block_input(const Activations& a, int l) const;
     const Buffer& block_output(const Activations& a, int l) const;
@@ -110,10 +119,7 @@ private:
     KernelCache& m_kc;
     Config m_cfg;
     int m_V;
-    std::vector<ParamInfo> m_info;
-    std::vector<BlockParams> m_blocks;
-    int m_wpe = -1, m_lnf_w = -1, m_lnf_b = -1, m_lm_w = -1, m_lm_b = -1;
-    size_t m_flat = 0;
+    ModelLayout m_layout;
     Buffer m_dummy;  // bound where a kernel's optional input is unused
 };
 

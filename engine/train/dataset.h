@@ -16,6 +16,7 @@ public:
     const std::string& name() const { return m_name; }
     size_t bytes() const { return m_bytes; }
     int vocab_size() const { return int(m_vocab.size()); }
+    const std::vector<uint32_t>& vocab() const { return m_vocab; }  // id -> code point
     const std::vector<uint32_t>& tokens() const { return m_tokens; }  // whole corpus, encoded
     size_t n_train() const { return m_n_train; }                       // first 90%
     size_t n_val() const { return m_tokens.size() - m_n_train; }       // last 10%

@@ -103,6 +103,32 @@ void Trainer::set_live(const Config& c) {
     }
 }
 
+TrainerState Trainer::export_state() const {
+    TrainerState s;
+    s.step = m_step;
+    for (int i = 0; i < 4; i++) {
+        s.rng[i] = m_rng.state()[i];
+        s.eval_rng[i] = m_eval_rng.state()[i];
+    }
+    s.params = m_model->read_params();
+    s.adam_m = m_model->adam_m.read<float>(m_model->flat_size());
+    s.adam_v = m_model->adam_v.read<float>(m_model->flat_size());
+    return s;
+}
+
+void Trainer::import_state(const TrainerState& s) {
+    size_t n = m_model->flat_size();
+    if (s.params.size() != n || s.adam_m.size() != n || s.adam_v.size() != n)
+        throw Error("the saved state does not fit this model (" + std::to_string(s.params.size()) + " values, the model has " +
+                    std::to_string(n) + ")");
+    m_step = s.step;
+    m_rng.set_state(s.rng);
+    m_eval_rng.set_state(s.eval_rng);
+    m_model->params.upload(s.params);
+    m_model->adam_m.upload(s.adam_m);
+    m_model->adam_v.upload(s.adam_v);
+}
+
 void Trainer::set_display_batch(int b) {
     b = std::clamp(b, 0, m_cfg.batch_size - 1);
     if (b == m_display_b) return;

@@ -7,6 +7,7 @@
 
 #include "model/model.h"
 #include "rng.h"
+#include "train/checkpoint.h"
 #include "train/dataset.h"
 
 namespace attn {
@@ -53,6 +54,11 @@ public:
     void set_display_batch(int b);  // re-records the step
     // The input tokens (T,) of batch element b in the last training step.
     std::vector<uint32_t> last_batch_tokens(int b) const;
+
+    // Parameters, AdamW moments, step and RNG states: all a checkpoint needs to resume bit for bit.
+    TrainerState export_state() const;
+    // Restores a state saved from a Trainer with the same config and vocabulary (throws otherwise).
+    void import_state(const TrainerState& s);
 
     // Per-kernel GPU times of each step (a timestamp after every dispatch), for the profile view and bench.
     void set_profiling(bool on);

@@ -1,0 +1,238 @@
+// safetensors reader/writer for checkpoints: atomic writes, a checksum over the whole file, strict checks.
+#include "train/checkpoint.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "model/model.h"
+#include "vk/check.h"
+
+namespace attn {
+
+using json = nlohmann::json;
+
+static const char* CHECKSUM_PLACEHOLDER = "0000000000000000";
+
+static uint64_t fnv1a(const char* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+    for (size_t i = 0; i < n; i++) h = (h ^ uint8_t(data[i])) * 0x100000001b3ull;
+    return h;
+}
+
+static json config_to_json(const Config& c) {
+    return {{"preset", c.preset}, {"kind", c.kind == ModelKind::Bigram ? "bigram" : "transformer"},
+            {"block_size", c.block_size}, {"n_embd", c.n_embd}, {"n_head", c.n_head}, {"head_size", c.head_size},
+            {"n_layer", c.n_layer}, {"ffn", c.ffn}, {"residual", c.residual}, {"layernorm", c.layernorm},
+            {"dropout", c.dropout}, {"causal", c.causal}, {"use_pos", c.use_pos}, {"seed", c.seed},
+            {"batch_size", c.batch_size}, {"lr", c.lr}, {"weight_decay", c.weight_decay}, {"max_iters", c.max_iters},
+            {"eval_interval", c.eval_interval}, {"eval_iters", c.eval_iters}, {"temperature", c.temperature},
+            {"top_k", c.top_k}, {"sample_chars", c.sample_chars}};
+}
+
+static Config config_from_json(const json& j) {
+    Config c;
+    c.preset = j.at("preset").get<std::string>();
+    c.kind = j.at("kind").get<std::string>() == "bigram" ? ModelKind::Bigram : ModelKind::Transformer;
+    c.block_size = j.at("block_size"); c.n_embd = j.at("n_embd"); c.n_head = j.at("n_head");
+    c.head_size = j.at("head_size"); c.n_layer = j.at("n_layer"); c.ffn = j.at("ffn"); c.residual = j.at("residual");
+    c.layernorm = j.at("layernorm"); c.dropout = j.at("dropout"); c.causal = j.at("causal"); c.use_pos = j.at("use_pos");
+    c.seed = j.at("seed"); c.batch_size = j.at("batch_size"); c.lr = j.at("lr"); c.weight_decay = j.at("weight_decay");
+    c.max_iters = j.at("max_iters"); c.eval_interval = j.at("eval_interval"); c.eval_iters = j.at("eval_iters");
+    c.temperature = j.at("temperature"); c.top_k = j.at("top_k"); c.sample_chars = j.at("sample_chars");
+    return c;
+}
+
+// Writes header + data to path atomically, the checksum patched into the header.
+static void write_safetensors(const std::string& path, json header, const std::vector<const std::vector<float>*>& datas,
+                              const std::vector<std::pair<size_t, size_t>>& spans) {
+    header["__metadata__"]["checksum"] = CHECKSUM_PLACEHOLDER;
+    std::string h = header.dump();
+    while (h.size() % 8) h += ' ';  // safetensors pads the header with spaces to 8 bytes
+    uint64_t hlen = h.size();
+    // checksum over the whole file with the placeholder in place
+    uint64_t sum = fnv1a(reinterpret_cast<const char*>(&hlen), 8);
+    sum = fnv1a(h.data(), h.size(), sum);
+    for (size_t i = 0; i < datas.size(); i++)
+        sum = fnv1a(reinterpret_cast<const char*>(datas[i]->data() + spans[i].first), spans[i].second * 4, sum);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+    size_t at = h.find(CHECKSUM_PLACEHOLDER);
+    h.replace(at, 16, hex);
+
+    std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno) + " (check the folder exists and is writable)");
+    auto put = [&](const void* p, size_t n) {
+        const char* c = static_cast<const char*>(p);
+        while (n > 0) {
+            ssize_t w = ::write(fd, c, n);
+            if (w <= 0) {
+                int e = errno;
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                throw Error("writing checkpoint '" + path + "' failed: " + std::strerror(e) + "; the previous file is untouched");
+            }
+            c += w;
+            n -= size_t(w);
+        }
+    };
+    put(&hlen, 8);
+    put(h.data(), h.size());
+    for (size_t i = 0; i < datas.size(); i++) put(datas[i]->data() + spans[i].first, spans[i].second * 4);
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        ::unlink(tmp.c_str());
+        throw Error("writing checkpoint '" + path + "' failed at fsync; the previous file is untouched");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        throw Error("cannot replace checkpoint '" + path + "': " + std::strerror(errno));
+    }
+}
+
+void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<ParamInfo>& layout) {
+    json header;
+    std::vector<const std::vector<float>*> datas;
+    std::vector<std::pair<size_t, size_t>> spans;
+    size_t off = 0;
+    auto add = [&](const std::string& name, const ParamInfo& pi, const std::vector<float>& flat) {
+        header[name] = {{"dtype", "F32"}, {"shape", pi.shape}, {"data_offsets", {off * 4, (off + pi.count) * 4}}};
+        datas.push_back(&flat);
+        spans.emplace_back(pi.offset, pi.count);
+        off += pi.count;
+    };
+    for (const auto& pi : layout) add(pi.name, pi, ck.state.params);
+    for (const auto& pi : layout) add("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
+    for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
+    json hist = {{"evals", json::array()}, {"step_losses", ck.history.step_losses}};
+    for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val});
+    json rng = {{"train", std::vector<uint64_t>(ck.state.rng, ck.state.rng + 4)},
+                {"eval", std::vector<uint64_t>(ck.state.eval_rng, ck.state.eval_rng + 4)}};
+    // safetensors metadata values are strings: each holds JSON
+    header["__metadata__"] = {{"format", "attnlab-checkpoint"}, {"version", std::to_string(CHECKPOINT_VERSION)},
+                              {"config", config_to_json(ck.config).dump()}, {"vocab", json(ck.vocab).dump()},
+                              {"corpus", ck.corpus}, {"step", std::to_string(ck.state.step)}, {"rng", rng.dump()},
+                              {"history", hist.dump()}};
+    write_safetensors(path, header, datas, spans);
+}
+
+void save_tensors(const std::string& path, const std::vector<std::pair<std::string, std::vector<float>>>& tensors,
+                  const std::vector<std::vector<int>>& shapes, const std::string& metadata_json) {
+    json header;
+    std::vector<const std::vector<float>*> datas;
+    std::vector<std::pair<size_t, size_t>> spans;
+    size_t off = 0;
+    for (size_t i = 0; i < tensors.size(); i++) {
+        size_t n = tensors[i].second.size();
+        header[tensors[i].first] = {{"dtype", "F32"}, {"shape", shapes[i]}, {"data_offsets", {off * 4, (off + n) * 4}}};
+        datas.push_back(&tensors[i].second);
+        spans.emplace_back(0, n);
+        off += n;
+    }
+    header["__metadata__"] = {{"format", "attnlab-tensors"}, {"info", metadata_json}};
+    write_safetensors(path, header, datas, spans);
+}
+
+void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked) {
+    if (ck.vocab != vocab)
+        throw Error("the checkpoint was trained on a corpus with a different vocabulary (" + std::to_string(ck.vocab.size()) +
+                    " characters; this corpus has " + std::to_string(vocab.size()) + "): resume with the same --data" +
+                    (ck.corpus.empty() ? "" : " (it was '" + ck.corpus + "')"));
+    if (!asked) return;
+    const Config& a = *asked;
+    const Config& c = ck.config;
+    auto differs = [&](const char* what, long long have, long long want) {
+        if (have != want)
+            throw Error(std::string("the checkpoint's model has ") + what + " " + std::to_string(have) + " but " +
+                        std::to_string(want) + " was asked: drop that flag to resume, or start a new run without --resume");
+    };
+    differs("kind (0 bigram, 1 transformer)", int(c.kind), int(a.kind));
+    differs("block_size", c.block_size, a.block_size);
+    if (c.kind == ModelKind::Bigram) return;
+    differs("n_embd", c.n_embd, a.n_embd);
+    differs("n_head", c.n_head, a.n_head);
+    differs("head_size", c.hs(), a.hs());
+    differs("n_layer", c.n_layer, a.n_layer);
+    differs("ffn", c.ffn, a.ffn);
+    differs("residual", c.residual, a.residual);
+    differs("layernorm", c.layernorm, a.layernorm);
+    differs("position embeddings", c.use_pos, a.use_pos);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+    auto bad = [&](const std::string& why) { return Error("checkpoint '" + path + "' " + why); };
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) throw bad("does not exist or is not a file");
+    std::ifstream f(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (bytes.size() < 8) throw bad("is truncated (" + std::to_string(bytes.size()) + " bytes): it is not a safetensors file");
+    uint64_t hlen;
+    std::memcpy(&hlen, bytes.data(), 8);
+    if (hlen > bytes.size() - 8 || hlen > (64u << 20)) throw bad("is truncated or not a safetensors file (header length " + std::to_string(hlen) + ")");
+    std::string h = bytes.substr(8, hlen);
+    json header = json::parse(h, nullptr, false);
+    if (header.is_discarded() || !header.is_object() || !header.contains("__metadata__"))
+        throw bad("has a damaged header (not valid safetensors JSON)");
+    const json& meta = header["__metadata__"];
+    if (!meta.is_object() || meta.value("format", "") != "attnlab-checkpoint") throw bad("is not an Attention Lab checkpoint");
+    std::string version = meta.value("version", "");
+    if (version != std::to_string(CHECKPOINT_VERSION))
+        throw bad("has format version " + version + "; this build reads version " + std::to_string(CHECKPOINT_VERSION));
+    std::string stored = meta.value("checksum", "");
+    size_t at = h.find("\"checksum\":\"" + stored + "\"");
+    if (stored.size() != 16 || at == std::string::npos) throw bad("has no valid checksum");
+    std::string h0 = h;
+    h0.replace(at + 12, 16, CHECKSUM_PLACEHOLDER);
+    uint64_t sum = fnv1a(bytes.data(), 8);
+    sum = fnv1a(h0.data(), h0.size(), sum);
+    sum = fnv1a(bytes.data() + 8 + hlen, bytes.size() - 8 - hlen, sum);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+    if (stored != hex) throw bad("is corrupted (checksum mismatch: truncated or altered after it was written)");
+
+    Checkpoint ck;
+    try {
+        ck.config = config_from_json(json::parse(meta.at("config").get<std::string>()));
+        ck.vocab = json::parse(meta.at("vocab").get<std::string>()).get<std::vector<uint32_t>>();
+        ck.corpus = meta.value("corpus", "");
+        ck.state.step = std::stoi(meta.at("step").get<std::string>());
+        json rng = json::parse(meta.at("rng").get<std::string>());
+        auto r = rng.at("train").get<std::vector<uint64_t>>(), e = rng.at("eval").get<std::vector<uint64_t>>();
+        if (r.size() != 4 || e.size() != 4) throw std::runtime_error("rng");
+        for (int i = 0; i < 4; i++) { ck.state.rng[i] = r[i]; ck.state.eval_rng[i] = e[i]; }
+        json hist = json::parse(meta.at("history").get<std::string>());
+        ck.history.step_losses = hist.at("step_losses").get<std::vector<float>>();
+        for (auto& ev : hist.at("evals")) ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>()});
+    } catch (const std::exception&) {
+        throw bad("has damaged metadata");
+    }
+    auto errs = validate(ck.config);
+    if (!errs.empty()) throw bad("holds an invalid config: " + errs.front().message);
+    if (ck.vocab.size() < 2) throw bad("holds an empty vocabulary");
+    ModelLayout L = make_layout(ck.config, int(ck.vocab.size()));
+    ck.state.params.assign(L.flat, 0.0f);
+    ck.state.adam_m.assign(L.flat, 0.0f);
+    ck.state.adam_v.assign(L.flat, 0.0f);
+    const char* data = bytes.data() + 8 + hlen;
+    size_t data_len = bytes.size() - 8 - hlen;
+    auto read = [&](const std::string& name, const ParamInfo& pi, std::vector<float>& flat) {
+        if (!header.contains(name)) throw bad("lacks tensor '" + name + "' that its config needs");
+        const json& t = header[name];
+        if (t.value("dtype", "") != "F32") throw bad("tensor '" + name + "' is not F32");
+        if (t.at("shape").get<std::vector<int>>() != pi.shape) throw bad("tensor '" + name + "' has the wrong shape for its config");
+        auto o = t.at("data_offsets").get<std::vector<size_t>>();
+        if (o.size() != 2 || o[1] < o[0] || o[1] > data_len || o[1] - o[0] != pi.count * 4) throw bad("tensor '" + name + "' points outside the file");
+        std::memcpy(flat.data() + pi.offset, data + o[0], pi.count * 4);
+    };
+    for (const auto& pi : L.info) {
+        read(pi.name, pi, ck.state.params);
+        read("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
+        read("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
+    }
+    return ck;
+}
+
+}  // namespace attn

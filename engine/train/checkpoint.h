@@ -1,0 +1,50 @@
+// Checkpoints in safetensors (JSON header + raw little-endian tensors) with the run in __metadata__:
+// config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+
+namespace attn {
+
+class Trainer;
+
+// What a run has seen, kept by whoever drives the Trainer (headless loop, app), saved with it.
+struct RunHistory {
+    struct Eval { int step; double train, val; };
+    std::vector<Eval> evals;
+    std::vector<float> step_losses;  // (steps,) raw per-step training loss
+};
+
+// Everything a Trainer needs to continue exactly where it stopped.
+struct TrainerState {
+    int step = 0;
+    uint64_t rng[4] = {}, eval_rng[4] = {};
+    std::vector<float> params, adam_m, adam_v;  // flat, with the model's padding
+};
+
+struct Checkpoint {
+    Config config;
+    std::vector<uint32_t> vocab;  // id -> Unicode code point
+    std::string corpus;           // path it was trained on (informational)
+    TrainerState state;
+    RunHistory history;
+};
+
+constexpr int CHECKPOINT_VERSION = 1;
+
+// Atomic: writes FILE.tmp, fsyncs, renames over FILE. Throws attn::Error; FILE is untouched on failure.
+void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<struct ParamInfo>& layout);
+// Reads and verifies (format, version, checksum, shapes). Throws attn::Error with one line on any problem.
+Checkpoint load_checkpoint(const std::string& path);
+// Refuses a checkpoint whose vocabulary differs from the corpus's, or whose model shape differs from `asked`
+// when check_shape (the user asked for a model explicitly). One line saying what differs and what to do.
+void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab, const Config* asked);
+
+// Extra named F32 tensors beside the parameters (e.g. gradients for the PyTorch cross-check).
+void save_tensors(const std::string& path, const std::vector<std::pair<std::string, std::vector<float>>>& tensors,
+                  const std::vector<std::vector<int>>& shapes, const std::string& metadata_json);
+
+}  // namespace attn

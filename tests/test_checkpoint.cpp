@@ -1,0 +1,121 @@
+// Checkpoints: exact resume, atomic writes, and one clear message for every damaged or mismatched file.
+#include <filesystem>
+#include <fstream>
+
+#include "corpus.h"
+#include "gpu.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+static std::string tmp_path(const std::string& name) { return (fs::temp_directory_path() / ("attnlab_ck_" + name)).string(); }
+
+static Checkpoint snapshot(Trainer& tr, const RunHistory& h) {
+    return {tr.config(), tr.dataset().vocab(), tr.dataset().name(), tr.export_state(), h};
+}
+
+static std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST_CASE("resuming reproduces the uninterrupted run bit for bit", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    for (const char* preset : {"single-head", "gpt"}) {
+        INFO(preset);
+        Config c;
+        c.apply_preset(preset);
+        int steps = 200;
+        if (std::string(preset) == "gpt") {  // the gpt preset's every switch (dropout too), at a small size
+            c.n_embd = 32; c.n_head = 4; c.n_layer = 2; c.block_size = 16; c.batch_size = 4; steps = 30;
+        }
+        std::vector<float> straight;
+        {
+            Trainer tr(test::ctx(), data, c);
+            for (int i = 0; i < 2 * steps; i++) straight.push_back(tr.step().loss);
+        }
+        std::vector<float> resumed;
+        std::string path = tmp_path("resume.safetensors");
+        {
+            Trainer tr(test::ctx(), data, c);
+            RunHistory h;
+            for (int i = 0; i < steps; i++) h.step_losses.push_back(tr.step().loss);
+            save_checkpoint(path, snapshot(tr, h), tr.model().params_info());
+        }
+        Checkpoint ck = load_checkpoint(path);
+        REQUIRE(ck.state.step == steps);
+        REQUIRE(ck.history.step_losses.size() == size_t(steps));
+        check_resumable(ck, data.vocab(), &c);
+        Trainer tr(test::ctx(), data, ck.config);
+        tr.import_state(ck.state);
+        resumed = ck.history.step_losses;
+        for (int i = 0; i < steps; i++) resumed.push_back(tr.step().loss);
+        REQUIRE(resumed == straight);
+    }
+}
+
+TEST_CASE("damaged and mismatched checkpoints are refused with one clear message", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("single-head");
+    Trainer tr(test::ctx(), data, c);
+    tr.step();
+    std::string good = tmp_path("good.safetensors");
+    save_checkpoint(good, snapshot(tr, {}), tr.model().params_info());
+    std::ifstream in(good, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto write = [](const std::string& p, const std::string& b) { std::ofstream(p, std::ios::binary) << b; return p; };
+
+    CHECK_THAT(error_of([&] { load_checkpoint(tmp_path("missing.safetensors")); }), Catch::Contains("does not exist"));
+    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("trunc.safetensors"), bytes.substr(0, bytes.size() / 2))); }),
+               Catch::Contains("corrupted"));
+    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("tiny.safetensors"), bytes.substr(0, 5))); }),
+               Catch::Contains("truncated"));
+    std::string flipped = bytes;
+    flipped[flipped.size() - 100] ^= 0x10;  // one bit in a tensor
+    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("flip.safetensors"), flipped)); }), Catch::Contains("corrupted"));
+    std::string flipped_header = bytes;
+    size_t step_at = flipped_header.find("\"step\":\"1\"");
+    REQUIRE(step_at != std::string::npos);
+    flipped_header[step_at + 8] = '9';  // a plausible but altered step count
+    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("fliph.safetensors"), flipped_header)); }), Catch::Contains("corrupted"));
+    std::string other = bytes;
+    size_t v = other.find("\"version\":\"1\"");
+    REQUIRE(v != std::string::npos);
+    other[v + 11] = '7';
+    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("ver.safetensors"), other)); }), Catch::Contains("format version 7"));
+
+    Checkpoint ck = load_checkpoint(good);
+    Dataset other_corpus = Dataset::from_text(test::tiny_text(), "tiny");
+    CHECK_THAT(error_of([&] { check_resumable(ck, other_corpus.vocab(), nullptr); }), Catch::Contains("different vocabulary"));
+    Config bigger = c;
+    bigger.n_embd = 64;
+    bigger.head_size = 64;
+    CHECK_THAT(error_of([&] { check_resumable(ck, data.vocab(), &bigger); }), Catch::Contains("n_embd 32 but 64"));
+    CHECK(error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
+}
+
+TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    Trainer tr(test::ctx(), data, c);
+    std::string path = tmp_path("keep.safetensors");
+    save_checkpoint(path, snapshot(tr, {}), tr.model().params_info());
+    auto before = fs::file_size(path);
+    fs::create_directories(path + ".tmp");  // the temporary file cannot be created
+    tr.step();
+    CHECK_THAT(error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); }),
+               Catch::Contains("cannot write checkpoint"));
+    fs::remove_all(path + ".tmp");
+    REQUIRE(fs::file_size(path) == before);
+    REQUIRE(load_checkpoint(path).state.step == 0);
+    CHECK_THAT(error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
+               Catch::Contains("cannot write checkpoint"));
+}
