@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
 
 namespace attn {
 
@@ -20,12 +21,26 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     Config& c = o.cfg;
     CLI::App app{"Attention Lab: watch a character-level GPT learn, trained by Vulkan compute shaders", "attnlab"};
     app.add_flag("--headless", o.headless, "train in the terminal, no window");
-    app.add_option("--preset", preset, "model: bigram | single-head");
+    std::string preset_help = "the lecture's stage:";
+    for (auto& n : Config::preset_names()) preset_help += " " + n;
+    app.add_option("--preset", preset, preset_help);
     app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)");
     app.add_option("--batch-size", c.batch_size, "sequences per step (B)");
     app.add_option("--block-size", c.block_size, "context length (T)");
     app.add_option("--n-embd", c.n_embd, "embedding width (C)");
-    app.add_option("--head-size", c.head_size, "attention head size (HS)");
+    app.add_option("--head-size", c.head_size, "attention head size (HS); 0: n_embd / n_head");
+    app.add_option("--n-head", c.n_head, "attention heads per layer (NH)");
+    app.add_option("--n-layer", c.n_layer, "transformer blocks");
+    std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
+    app.add_option("--ffn", c.ffn, "feed-forward after attention: on | off")->transform(CLI::CheckedTransformer(on_off));
+    app.add_option("--residual", c.residual, "residual connections + projections: on | off")
+        ->transform(CLI::CheckedTransformer(on_off));
+    app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head: on | off")
+        ->transform(CLI::CheckedTransformer(on_off));
+    app.add_option("--dropout", c.dropout, "dropout probability (training only)");
+    bool encoder = false, no_pos = false;
+    app.add_flag("--encoder", encoder, "no causal mask: every position attends to every other (the lecture's encoder)");
+    app.add_flag("--no-pos", no_pos, "no position embeddings (attention then has no notion of order)");
     app.add_option("--lr", c.lr, "AdamW learning rate");
     app.add_option("--weight-decay", c.weight_decay, "AdamW weight decay");
     app.add_option("--max-iters", c.max_iters, "training steps");
@@ -40,6 +55,14 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "no progress line");
+    app.add_flag("--profile", o.profile, "headless: print per-kernel GPU time per step at the end");
+    app.add_option("--save", o.save_path, "checkpoint (safetensors) written at every evaluation and at the end");
+    app.add_option("--resume", o.resume_path, "continue from a checkpoint; --max-iters counts from step 0");
+    app.add_option("--exit-after-steps", o.exit_after_steps,
+                   "window: train N steps, write --screenshot (if given) and exit 0")
+        ->check(CLI::Range(1, 100000000));
+    app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12");
+    app.add_option("--fps", o.fps, "window: frame-rate cap (default 30)")->check(CLI::Range(1, 240));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -50,7 +73,18 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
     }
+    if (o.headless && (o.exit_after_steps > 0 || !o.screenshot_path.empty())) {
+        std::fprintf(stderr, "error: --exit-after-steps and --screenshot are for the window: drop --headless "
+                             "(headless training stops after --max-iters)\n");
+        return 2;
+    }
     c.preset = preset;
+    if (encoder) c.causal = false;
+    if (no_pos) c.use_pos = false;
+    for (const auto* opt : app.get_options())
+        if (opt->count() > 0 && !opt->get_lnames().empty()) o.given.insert("--" + opt->get_lnames().front());
+    if (encoder) o.given.insert("--encoder");
+    if (no_pos) o.given.insert("--no-pos");
     auto errs = validate(c);
     if (!errs.empty()) {
         std::fprintf(stderr, "error: %s\n", errs.front().message.c_str());

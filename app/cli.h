@@ -1,5 +1,6 @@
 // Command-line parsing into an attn::Config plus the run options; one line and exit 2 on bad input.
 #pragma once
+#include <set>
 #include <string>
 
 #include "model/config.h"
@@ -15,6 +16,14 @@ struct RunOptions {
     bool list_devices = false;
     std::string metrics_path;  // CSV of evals
     bool quiet = false;        // no progress line
+    bool profile = false;      // per-kernel GPU time table at the end (headless)
+    std::string save_path;     // checkpoint written at every evaluation and at the end
+    std::string resume_path;   // checkpoint to continue from
+    std::set<std::string> given;  // the flags the user typed (resume keeps the checkpoint's model otherwise)
+    // --- window ---
+    int exit_after_steps = 0;     // >0: train this many steps, screenshot, exit
+    std::string screenshot_path;  // where --exit-after-steps and F12 write the PNG
+    int fps = 30;                 // UI frame-rate cap (Xvfb does not throttle presents)
 };
 
 // Returns -1 to go on, or an exit code (0 after --help, 2 after an error already printed).

@@ -1,25 +1,82 @@
 // The terminal trainer: prints 'step N: train loss X, val loss Y' like the lecture, then a sample.
+// Checkpoints with --save / --resume, a per-kernel profile with --profile.
 #include "headless.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 
 namespace attn {
 
+// The model-shape flags: given with --resume, they must match the checkpoint.
+static bool asks_model(const RunOptions& o) {
+    for (const char* f : {"--preset", "--block-size", "--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn",
+                          "--residual", "--layernorm", "--no-pos"})
+        if (o.given.count(f)) return true;
+    return false;
+}
+
+// With --resume: the checkpoint's config, with the live settings the user typed on top.
+static Config resumed_config(const RunOptions& o, const Config& saved) {
+    Config c = saved;
+    const Config& a = o.cfg;
+    if (o.given.count("--batch-size")) c.batch_size = a.batch_size;
+    if (o.given.count("--lr")) c.lr = a.lr;
+    if (o.given.count("--weight-decay")) c.weight_decay = a.weight_decay;
+    if (o.given.count("--max-iters")) c.max_iters = a.max_iters;
+    if (o.given.count("--eval-interval")) c.eval_interval = a.eval_interval;
+    if (o.given.count("--eval-iters")) c.eval_iters = a.eval_iters;
+    if (o.given.count("--temperature")) c.temperature = a.temperature;
+    if (o.given.count("--top-k")) c.top_k = a.top_k;
+    if (o.given.count("--sample-chars")) c.sample_chars = a.sample_chars;
+    if (o.given.count("--dropout")) c.dropout = a.dropout;
+    if (o.given.count("--encoder")) c.causal = a.causal;
+    return c;
+}
+
+static void print_profile(const std::map<std::string, std::pair<double, int>>& per_kernel, int steps) {
+    double total = 0;
+    for (auto& [name, v] : per_kernel) total += v.first;
+    std::vector<std::pair<std::string, std::pair<double, int>>> rows(per_kernel.begin(), per_kernel.end());
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
+    std::printf("--- GPU time per step by kernel (mean of %d profiled steps) ---\n", steps);
+    std::printf("%-26s %10s %8s %7s\n", "kernel", "ms/step", "calls", "share");
+    for (auto& [name, v] : rows)
+        std::printf("%-26s %10.3f %8d %6.1f%%\n", name.c_str(), v.first / steps, v.second / steps, 100.0 * v.first / total);
+    std::printf("%-26s %10.3f\n", "total", total / steps);
+}
+
 int run_headless(const RunOptions& o) {
     Dataset data = Dataset::from_file(o.data_path);
+    Checkpoint ck;
+    Config c = o.cfg;
+    if (!o.resume_path.empty()) {
+        ck = load_checkpoint(o.resume_path);
+        check_resumable(ck, data.vocab(), asks_model(o) ? &o.cfg : nullptr);
+        c = resumed_config(o, ck.config);
+        auto errs = validate(c);
+        if (!errs.empty()) throw Error(errs.front().message);
+    }
     ContextOptions co;
     co.device_index = o.device;
     co.validation = o.validation;
     Context ctx(co);
-    const Config& c = o.cfg;
     Trainer tr(ctx, data, c);
-    std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s | %zu parameters\n", data.name().c_str(), data.bytes(),
-                data.vocab_size(), c.preset.c_str(), tr.num_params());
+    RunHistory history;
+    if (!o.resume_path.empty()) {
+        tr.import_state(ck.state);
+        history = ck.history;
+        std::printf("resumed %s at step %d\n", o.resume_path.c_str(), tr.step_count());
+    }
+    if (o.profile) tr.set_profiling(true);
+    std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
+                data.vocab_size(), c.preset.c_str(), c.describe().c_str(), tr.num_params());
     std::fflush(stdout);
     std::ofstream metrics;
     if (!o.metrics_path.empty()) {
@@ -27,24 +84,32 @@ int run_headless(const RunOptions& o) {
         if (!metrics) throw Error("cannot write --metrics file '" + o.metrics_path + "': check the folder exists and is writable");
         metrics << "step,train_loss,val_loss,tokens_per_s\n";
     }
+    auto save = [&] {
+        if (o.save_path.empty()) return;
+        save_checkpoint(o.save_path, {tr.config(), data.vocab(), data.name(), tr.export_state(), history},
+                        tr.model().params_info());
+    };
     bool tty = isatty(2) && !o.quiet;
     using clock = std::chrono::steady_clock;
-    auto t_last = clock::now(), t_progress = clock::now();
-    double train_seconds = 0;
-    long tokens_since = 0;
-    double last_tps = 0;
-    for (int it = 0; it <= c.max_iters; it++) {
+    auto t_progress = clock::now();
+    double train_seconds = 0, last_tps = 0;
+    long tokens_since = 0, steps_since = 0;
+    std::map<std::string, std::pair<double, int>> per_kernel;
+    int profiled = 0;
+    for (int it = tr.step_count(); it <= c.max_iters; it++) {
         if (it % c.eval_interval == 0 || it == c.max_iters) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             EvalResult e = tr.estimate_loss();
             if (tokens_since > 0) last_tps = tokens_since / train_seconds;
             std::printf("step %d: train loss %.4f, val loss %.4f", it, e.train, e.val);
-            if (last_tps > 0) std::printf(" | %.0f tokens/s", last_tps);
+            if (last_tps > 0) std::printf(" | %.0f tokens/s, %.2f ms/step", last_tps, 1e3 * train_seconds / steps_since);
             std::printf("\n");
             std::fflush(stdout);
+            history.evals.push_back({it, e.train, e.val});
             if (metrics) metrics << it << ',' << e.train << ',' << e.val << ',' << last_tps << '\n' << std::flush;
-            tokens_since = 0;
+            tokens_since = steps_since = 0;
             train_seconds = 0;
+            save();
         }
         if (it == c.max_iters) break;
         auto t0 = clock::now();
@@ -52,16 +117,25 @@ int run_headless(const RunOptions& o) {
         auto t1 = clock::now();
         train_seconds += std::chrono::duration<double>(t1 - t0).count();
         tokens_since += long(c.batch_size) * c.block_size;
+        steps_since++;
+        history.step_losses.push_back(r.loss);
         if (!r.finite)
             throw Error("training diverged at step " + std::to_string(it) + " (the loss is NaN or Inf): lower --lr (now " +
-                        std::to_string(c.lr) + ")");
+                        std::to_string(c.lr) + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
+        if (o.profile) {
+            for (auto& [name, ms] : tr.last_kernel_times()) {
+                per_kernel[name].first += ms;
+                per_kernel[name].second++;
+            }
+            profiled++;
+        }
         if (tty && std::chrono::duration<double>(t1 - t_progress).count() > 0.25) {
             t_progress = t1;
             std::fprintf(stderr, "\r\033[Kstep %d/%d  loss %.4f  %.2f ms/step (GPU %.2f ms)", it + 1, c.max_iters, r.loss,
-                         1e3 * train_seconds / std::max<long>(1, tokens_since / (long(c.batch_size) * c.block_size)), r.gpu_ms);
+                         1e3 * train_seconds / steps_since, r.gpu_ms);
         }
     }
-    (void)t_last;
+    if (o.profile && profiled > 0) print_profile(per_kernel, profiled);
     if (c.sample_chars > 0) {
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");

@@ -1,12 +1,17 @@
-// attnlab: entry point. Parses flags, then runs the headless trainer (the window comes with the desktop app).
+// attnlab: entry point. `attnlab lab NAME` prints a demo; otherwise the window or, with --headless, the terminal trainer.
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "cli.h"
 #include "headless.h"
+#include "lab_cli.h"
+#include "window_app.h"
 #include "vk/context.h"
 
 int main(int argc, char** argv) {
+    // `attnlab lab NAME`: the lecture's demonstrations as plain text
+    if (argc > 1 && std::strcmp(argv[1], "lab") == 0) return attn::run_lab_command(argc - 1, argv + 1);
     attn::RunOptions o;
     int rc = attn::parse_cli(argc, argv, o);
     if (rc >= 0) return rc;
@@ -17,7 +22,7 @@ int main(int argc, char** argv) {
                 std::printf("%zu: %s (%.1f GiB)\n", i, devs[i].name.c_str(), devs[i].memory_bytes / 1073741824.0);
             return 0;
         }
-        return attn::run_headless(o);
+        return o.headless ? attn::run_headless(o) : attn::run_window(o);
     } catch (const attn::Error& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 2;

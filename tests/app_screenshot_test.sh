@@ -8,6 +8,11 @@ CORPUS=${2:?usage: $0 attnlab corpus}
 for tool in xvfb-run convert identify awk; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb xauth imagemagick)"; exit 77; }
 done
+# Without a display: one line that suggests --headless, exit 2.
+msg=$(env -u DISPLAY -u WAYLAND_DISPLAY "$BIN" --data "$CORPUS" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] && [[ "$msg" == *--headless* ]] ||
+    { echo "FAIL: without a display attnlab should print one line suggesting --headless and exit 2 (got $rc: $msg)" >&2; exit 1; }
+
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 PNG=$OUT/x.png

@@ -1,0 +1,357 @@
+// `attnlab lab`: prints the self-attention lab's demos as plain text (for terminals, learners without a display, tests).
+#include "lab_cli.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lab/lab_model.h"
+#include "lab/lab_registry.h"
+#include "lab/lab_trick.h"
+#include "train/dataset.h"
+
+namespace attn {
+
+namespace {
+
+using lab::Matrix;
+
+// The demo's text, printed only once the whole demo has run: an error then prints one line and nothing else.
+class Text {
+public:
+    __attribute__((format(printf, 2, 3))) void operator()(const char* fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char small[512];
+        int n = std::vsnprintf(small, sizeof small, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (size_t(n) < sizeof small) {
+            m_s.append(small, size_t(n));
+            return;
+        }
+        std::string big(size_t(n) + 1, '\0');
+        va_start(ap, fmt);
+        std::vsnprintf(big.data(), big.size(), fmt, ap);
+        va_end(ap);
+        m_s.append(big.data(), size_t(n));
+    }
+    const std::string& str() const { return m_s; }
+
+private:
+    std::string m_s;
+};
+
+// Options each demo accepts (besides --device); a value follows every one of them.
+const std::map<std::string, std::set<std::string>> k_options = {
+    {"matmul", {"--a", "--b"}},
+    {"average", {"--shape", "--show", "--seed"}},
+    {"softmax", {"--scores", "--mult"}},
+    {"scaling", {"--head-size", "--bins", "--seed"}},
+    {"encoder", {"--data", "--steps", "--tail", "--chars", "--seed"}},
+    {"position", {"--text", "--pos", "--seed"}},
+    {"batches", {"--change", "--replacement", "--seed"}},
+};
+
+const char* k_usage =
+    "usage: attnlab lab --list\n"
+    "       attnlab lab NAME [--device N] [options]\n"
+    "  matmul   [--a ones|tril|average] [--b \"2,6;6,4;7,5\"]\n"
+    "  average  [--shape B,T,C] [--show b] [--seed N]\n"
+    "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1..16]\n"
+    "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
+    "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
+    "  position [--text \"to be or\"] [--pos on|off] [--seed N]\n"
+    "  batches  [--change b] [--replacement TEXT] [--seed N]\n";
+
+std::vector<float> parse_floats(const std::string& s, char sep, const std::string& flag) {
+    std::vector<float> v;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, sep)) {
+        char* end = nullptr;
+        float x = std::strtof(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || !std::isfinite(x))
+            throw Error(flag + ": '" + item + "' is not a number; give numbers separated by '" + sep + "'");
+        v.push_back(x);
+    }
+    if (v.empty()) throw Error(flag + ": give at least one number");
+    return v;
+}
+
+long parse_int(const std::string& s, const std::string& flag) {
+    char* end = nullptr;
+    long x = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0') throw Error(flag + ": '" + s + "' is not a whole number");
+    return x;
+}
+
+// "2,6;6,4;7,5" -> (3, 2)
+Matrix parse_matrix(const std::string& s, const std::string& flag) {
+    Matrix m;
+    std::stringstream ss(s);
+    std::string row;
+    while (std::getline(ss, row, ';')) {
+        std::vector<float> r = parse_floats(row, ',', flag);
+        if (m.rows > 0 && int(r.size()) != m.cols)
+            throw Error(flag + ": every row needs the same number of values, e.g. \"2,6;6,4;7,5\"");
+        m.cols = int(r.size());
+        m.rows++;
+        m.v.insert(m.v.end(), r.begin(), r.end());
+    }
+    if (m.rows == 0) throw Error(flag + ": give a matrix, rows separated by ';', e.g. \"2,6;6,4;7,5\"");
+    return m;
+}
+
+void print_wrapped(Text& out, const std::string& text, size_t width = 78) {
+    std::stringstream ss(text);
+    std::string word, line;
+    while (ss >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            out("%s\n", line.c_str());
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) out("%s\n", line.c_str());
+}
+
+void print_matrix(Text& out, const char* name, const Matrix& m) {
+    out("%s (%d x %d)\n", name, m.rows, m.cols);
+    for (int r = 0; r < m.rows; r++) {
+        out("  ");
+        for (int c = 0; c < m.cols; c++) out(" %9.4f", m.at(r, c));
+        out("\n");
+    }
+}
+
+void print_vector(Text& out, const char* name, const std::vector<float>& v) {
+    out("%s", name);
+    for (float x : v) out(" %9.4f", x);
+    out("\n");
+}
+
+void print_bars(Text& out, const std::vector<float>& probs, const std::vector<float>& scores) {
+    for (size_t i = 0; i < probs.size(); i++) {
+        int n = int(std::lround(probs[i] * 50));
+        out("  %8.4f  %7.4f |%s\n", scores[i], probs[i], std::string(n, '#').c_str());
+    }
+}
+
+void print_histogram(Text& out, const char* name, const std::vector<int>& h, float lo, float hi) {
+    int mx = 1;
+    for (int c : h) mx = std::max(mx, c);
+    out("%s (counts per bin)\n", name);
+    float w = (hi - lo) / float(h.size());
+    for (size_t i = 0; i < h.size(); i++) {
+        int n = int(std::lround(double(h[i]) / mx * 40));
+        out("  [%8.2f, %8.2f) %6d |%s\n", lo + w * i, lo + w * (i + 1), h[i], std::string(n, '#').c_str());
+    }
+}
+
+std::string visible(const std::string& s) {  // newlines shown as the lecture's \n
+    std::string o;
+    for (char c : s) o += c == '\n' ? std::string("\\n") : std::string(1, c);
+    return o;
+}
+
+void show_matmul(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::MatmulDemoInput in;
+    if (opt.count("--b")) in.b = parse_matrix(opt.at("--b"), "--b");
+    std::vector<std::pair<std::string, lab::TrilMode>> modes = {
+        {"ones", lab::TrilMode::Ones}, {"tril", lab::TrilMode::Tril}, {"average", lab::TrilMode::TrilAverage}};
+    if (opt.count("--a")) {
+        std::string a = opt.at("--a");
+        std::erase_if(modes, [&](const auto& m) { return m.first != a; });
+        if (modes.empty()) throw Error("--a: use ones, tril or average (the row-normalised tril)");
+    }
+    for (const auto& [label, mode] : modes) {
+        in.a_mode = mode;
+        lab::MatmulDemo d = lab::run_matmul_demo(ctx, kc, in);
+        out("\n--- a = %s ---\n", label.c_str());
+        print_matrix(out, "a", d.a);
+        print_matrix(out, "b", d.b);
+        print_matrix(out, "c = a @ b", d.c);
+    }
+}
+
+void show_average(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::AverageDemoInput in;
+    if (opt.count("--shape")) {
+        std::vector<int> s;
+        std::stringstream ss(opt.at("--shape"));
+        for (std::string item; std::getline(ss, item, ',');) s.push_back(int(parse_int(item, "--shape")));
+        if (s.size() != 3) throw Error("--shape: give B,T,C, e.g. --shape 4,8,2");
+        in.B = s[0]; in.T = s[1]; in.C = s[2];
+    }
+    if (opt.count("--show")) in.show_b = int(parse_int(opt.at("--show"), "--show"));
+    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    lab::AverageDemo d = lab::run_average_demo(ctx, kc, in);
+    out("\nx = randn(%d, %d, %d), seed %llu; showing batch element %d\n\n", in.B, in.T, in.C,
+                (unsigned long long)in.seed, in.show_b);
+    print_matrix(out, "x[b]", d.x);
+    print_matrix(out, "wei = softmax(masked_fill(zeros, tril == 0, -inf))", d.wei);
+    print_matrix(out, "xbow  (1: loops over the past)", d.xbow_loop);
+    print_matrix(out, "xbow2 (2: wei @ x, wei = tril / rowsum)", d.xbow_matmul);
+    print_matrix(out, "xbow3 (3: masked_fill + softmax, then @ x)", d.xbow_softmax);
+    out("largest difference between the three, over all (B, T, C): %.3g\n", d.max_diff);
+}
+
+void show_softmax(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::SoftmaxDemoInput in;
+    if (opt.count("--scores")) in.scores = parse_floats(opt.at("--scores"), ',', "--scores");
+    if (opt.count("--mult")) in.multipliers = parse_floats(opt.at("--mult"), ',', "--mult");
+    lab::SoftmaxDemo d = lab::run_softmax_demo(ctx, kc, in);
+    for (size_t i = 0; i < d.multipliers.size(); i++) {
+        out("\nsoftmax(scores * %g)\n", d.multipliers[i]);
+        print_vector(out, "  probs", d.probs[i]);
+        out("     score    prob\n");
+        print_bars(out, d.probs[i], d.scores);
+    }
+}
+
+void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::ScalingDemoInput in;
+    if (opt.count("--head-size")) in.head_size = int(parse_int(opt.at("--head-size"), "--head-size"));
+    if (opt.count("--bins")) in.bins = int(parse_int(opt.at("--bins"), "--bins"));
+    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    lab::ScalingDemo d = lab::run_scaling_demo(ctx, kc, in);
+    out("\nq, k = randn(%d, %d, %d); wei = q @ k^T: %zu scores\n", in.B, in.T, d.head_size, d.samples);
+    out("var(q)                        %9.4f\n", d.var_q);
+    out("var(k)                        %9.4f\n", d.var_k);
+    out("var(q @ k^T)          unscaled %9.4f   (about head_size = %d)\n", d.var_unscaled, d.head_size);
+    out("var(q @ k^T * hs^-0.5)  scaled %9.4f   (about 1)\n\n", d.var_scaled);
+    print_histogram(out, "unscaled scores", d.hist_unscaled, d.hist_lo, d.hist_hi);
+    print_histogram(out, "scaled scores", d.hist_scaled, d.hist_lo, d.hist_hi);
+    out("\nsoftmax of one row (batch 0, row 0)\n");
+    print_vector(out, "  unscaled", d.row_unscaled);
+    print_vector(out, "  scaled  ", d.row_scaled);
+}
+
+void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::string>& opt) {
+    lab::EncoderDemoInput in;
+    std::string path = opt.count("--data") ? opt.at("--data") : "assets/tinyshakespeare.txt";
+    if (opt.count("--steps")) in.steps = int(parse_int(opt.at("--steps"), "--steps"));
+    if (opt.count("--tail")) in.tail = int(parse_int(opt.at("--tail"), "--tail"));
+    if (opt.count("--chars")) in.sample_chars = int(parse_int(opt.at("--chars"), "--chars"));
+    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    Dataset data = Dataset::from_file(path);
+    std::fprintf(stderr, "training the single-head model twice, %d steps each, on %s...\n", in.steps, path.c_str());
+    lab::EncoderDemo d = lab::run_encoder_demo(ctx, data, in);
+    for (const lab::EncoderRun* r : {&d.decoder, &d.encoder}) {
+        out("\n--- %s (causal mask %s) ---\n", r->causal ? "decoder" : "encoder", r->causal ? "on" : "off");
+        out("train loss, mean of the last %d of %d steps: %.4f\n", d.tail, d.steps, r->train_loss);
+        print_matrix(out, "attention weights of one sequence (T x T)", r->att);
+        out("sample: %s\n", visible(r->sample).c_str());
+    }
+    out("\nthe encoder's train loss is %.4f below the decoder's\n", d.decoder.train_loss - d.encoder.train_loss);
+}
+
+void show_position(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::PositionDemoInput in;
+    if (opt.count("--text")) in.text = opt.at("--text");
+    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    std::vector<bool> pos = {false, true};
+    if (opt.count("--pos")) {
+        const std::string& p = opt.at("--pos");
+        if (p != "on" && p != "off") throw Error("--pos: use on or off");
+        pos = {p == "on"};
+    }
+    for (bool use_pos : pos) {
+        in.use_pos = use_pos;
+        lab::PositionDemo d = lab::run_position_demo(ctx, kc, in);
+        out("\n--- position embeddings %s, no mask ---\n", use_pos ? "on" : "off");
+        out("input    \"%s\"\npermuted \"%s\"   perm =", d.text.c_str(), d.permuted.c_str());
+        for (int p : d.perm) out(" %d", p);
+        out("\n");
+        print_matrix(out, "attention weights, input", d.att);
+        print_matrix(out, "attention weights, permuted input", d.att_perm);
+        out("largest difference after undoing the permutation: %.3g\n", d.max_diff);
+    }
+}
+
+void show_batches(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::BatchesDemoInput in;
+    if (opt.count("--change")) in.changed = int(parse_int(opt.at("--change"), "--change"));
+    if (opt.count("--replacement")) in.replacement = opt.at("--replacement");
+    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    lab::BatchesDemo d = lab::run_batches_demo(ctx, kc, in);
+    out("\nbatch of %zu sequences through one attention head (causal, position embeddings on)\n\n",
+                d.before.size());
+    out("   b  before      after       weights     outputs\n");
+    for (size_t b = 0; b < d.before.size(); b++)
+        out("  %2zu  \"%s\"  \"%s\"  %-10s  %s\n", b, d.before[b].c_str(), d.after[b].c_str(),
+                    d.att_changed[b] ? "changed" : "identical", d.out_changed[b] ? "changed" : "identical");
+    out("\n");
+    print_matrix(out, "attention weights of the changed element, before", d.att_before);
+    print_matrix(out, "attention weights of the changed element, after", d.att_after);
+    out("\"identical\" means bit-identical: every float compared with memcmp\n");
+}
+
+}  // namespace
+
+int run_lab_command(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+        std::fputs(k_usage, args.empty() ? stderr : stdout);
+        return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--list") {
+        for (const auto& d : lab::demos()) std::printf("%-9s %s\n", d.name.c_str(), d.title.c_str());
+        return 0;
+    }
+    const lab::DemoInfo* demo = lab::find_demo(args[0]);
+    if (!demo) {
+        std::fprintf(stderr, "error: no lab demo '%s'; the demos are: %s\n", args[0].c_str(), lab::demo_names().c_str());
+        return 2;
+    }
+    std::map<std::string, std::string> opt;
+    int device = -1;
+    for (size_t i = 1; i < args.size(); i += 2) {
+        const std::string& flag = args[i];
+        bool known = flag == "--device" || k_options.at(demo->name).count(flag);
+        if (!known) {
+            std::fprintf(stderr, "error: lab %s does not take %s (see attnlab lab --help)\n", demo->name.c_str(),
+                         flag.c_str());
+            return 2;
+        }
+        if (i + 1 >= args.size()) {
+            std::fprintf(stderr, "error: %s needs a value (see attnlab lab --help)\n", flag.c_str());
+            return 2;
+        }
+        opt[flag] = args[i + 1];
+    }
+    try {
+        if (opt.count("--device")) device = int(parse_int(opt.at("--device"), "--device"));
+        ContextOptions co;
+        co.device_index = device;
+        co.quiet = true;  // stdout is the demo's text
+        Context ctx(co);
+        KernelCache kc(ctx);
+        Text out;
+        out("%s: %s\n\n", demo->name.c_str(), demo->title.c_str());
+        print_wrapped(out, demo->explanation);
+        if (demo->name == "matmul") show_matmul(out, ctx, kc, opt);
+        else if (demo->name == "average") show_average(out, ctx, kc, opt);
+        else if (demo->name == "softmax") show_softmax(out, ctx, kc, opt);
+        else if (demo->name == "scaling") show_scaling(out, ctx, kc, opt);
+        else if (demo->name == "encoder") show_encoder(out, ctx, opt);
+        else if (demo->name == "position") show_position(out, ctx, kc, opt);
+        else if (demo->name == "batches") show_batches(out, ctx, kc, opt);
+        std::fputs(out.str().c_str(), stdout);
+        return 0;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace attn

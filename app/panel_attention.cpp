@@ -1,0 +1,175 @@
+// Attention panel: the (T,T) weights of one batch element as a heatmap, masked future in grey, legend, tooltip, input.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "panels.h"
+
+namespace attn {
+
+static const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
+
+// Viridis, sampled at 9 stops: dark purple (0) to yellow (1).
+constexpr float k_viridis[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},   {44, 113, 142}, {33, 144, 141},
+                                          {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
+
+static ImU32 colormap(float t) {
+    const auto& stops = k_viridis;
+    t = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f) * 8.0f;
+    int i = std::min(int(t), 7);
+    float f = t - i;
+    auto mix = [&](int c) { return int(stops[i][c] + f * (stops[i + 1][c] - stops[i][c]) + 0.5f); };
+    return IM_COL32(mix(0), mix(1), mix(2), 255);
+}
+
+std::string visible_char(const std::string& c) {
+    if (c == "\n") return "\\n";
+    if (c == " ") return "\xC2\xB7";  // middle dot
+    if (c == "\t") return "\\t";
+    return c;
+}
+
+void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
+    if (!snap.has_model) {
+        ImGui::TextWrapped("No model yet.");
+        return;
+    }
+    if (snap.cfg.kind == ModelKind::Bigram) {
+        ImGui::TextWrapped("The bigram model has no attention: each character only looks at itself. "
+                           "Choose the single-head preset and press Apply & restart to watch attention form.");
+        return;
+    }
+    int B = snap.cfg.batch_size, L = snap.cfg.n_layer, NH = snap.cfg.n_head;
+    bool changed = false;
+    ImGui::SetNextItemWidth(90);
+    changed |= ImGui::SliderInt("element", &st.element, 0, std::max(0, B - 1));
+    if (L > 1) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(70);
+        changed |= ImGui::SliderInt("layer", &st.layer, 0, L - 1);
+    }
+    if (NH > 1) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(70);
+        changed |= ImGui::SliderInt("head", &st.head, 0, NH - 1);
+    }
+    st.element = std::clamp(st.element, 0, std::max(0, B - 1));
+    st.layer = std::clamp(st.layer, 0, std::max(0, L - 1));
+    st.head = std::clamp(st.head, 0, std::max(0, NH - 1));
+    if (changed) tt.set_attention_view(st.element, st.layer, st.head);
+    ImGui::SameLine();
+    ImGui::Checkbox("values", &st.show_values);
+    ImGui::SameLine();
+    ImGui::TextDisabled("rows=query cols=key");
+    int T = snap.att_T;
+    if (T <= 0 || snap.attention.size() != size_t(T) * T) {
+        ImGui::TextDisabled("Waiting for the first training step...");
+        return;
+    }
+
+    // Cells of at least 3 pixels; a long context shows a window of n positions that a slider moves.
+    ImVec2 avail0 = ImGui::GetContentRegionAvail();
+    const float label_w = 26, label_h = 18, legend_w = 110, seq_w = 90, min_cell = 3;
+    float room = std::min(avail0.x - label_w - legend_w - seq_w, avail0.y - label_h - 4);
+    int n = std::clamp(int(room / min_cell), 1, T);
+    if (n < T) {
+        ImGui::SetNextItemWidth(200);
+        ImGui::SliderInt("first position", &st.first, 0, T - n);
+        ImGui::SameLine();
+        ImGui::TextDisabled("showing %d of %d", n, T);
+        room = std::min(room, ImGui::GetContentRegionAvail().y - label_h - 4);
+        n = std::clamp(int(room / min_cell), 1, T);
+    }
+    int o = std::clamp(st.first, 0, T - n);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    float cell = std::max(std::floor(room / n), 2.0f);
+    ImVec2 g(p0.x + label_w, p0.y + label_h);
+    float side = cell * n;
+    ImGui::InvisibleButton("##heatmap", ImVec2(label_w + side, label_h + side));
+    bool hovered = ImGui::IsItemHovered();
+    ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+    layout.heatmap = ImVec4(g.x * fb.x, g.y * fb.y, side * fb.x, side * fb.y);
+    layout.heatmap_T = n;
+    layout.masked_colour = k_masked_colour;
+
+    float gap = cell >= 8 ? 1.0f : 0.0f;
+    int hi = -1, hj = -1;  // hovered query and key positions (absolute)
+    if (hovered) {
+        ImVec2 m = ImGui::GetIO().MousePos;
+        int i = int((m.y - g.y) / cell), j = int((m.x - g.x) / cell);
+        if (m.x >= g.x && m.y >= g.y && i < n && j < n) hi = o + i, hj = o + j;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int qi = o + i, kj = o + j;
+            bool masked = snap.cfg.causal && kj > qi;
+            float w = snap.attention[size_t(qi) * T + kj];
+            ImVec2 a(g.x + j * cell, g.y + i * cell), b(a.x + cell - gap, a.y + cell - gap);
+            dl->AddRectFilled(a, b, masked ? k_masked_colour : colormap(w));
+            if (!masked && st.show_values && cell >= 30) {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%.2f", w);
+                ImVec2 ts = ImGui::CalcTextSize(buf);
+                dl->AddText(ImVec2(a.x + (cell - ts.x) * 0.5f, a.y + (cell - ts.y) * 0.5f),
+                            w > 0.6f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 230), buf);
+            }
+        }
+    if (hi >= 0) {
+        ImVec2 a(g.x + (hj - o) * cell, g.y + (hi - o) * cell);
+        dl->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+    }
+
+    // row labels (queries) and column labels (keys): the input characters
+    int every = std::max(1, int(std::ceil(14.0f / cell)));
+    for (int k = 0; k < n && o + k < int(snap.att_chars.size()); k += every) {
+        int t = o + k;
+        std::string c = visible_char(snap.att_chars[t]);
+        ImVec2 ts = ImGui::CalcTextSize(c.c_str());
+        ImU32 col = (t == hi || t == hj) ? IM_COL32(255, 255, 255, 255) : IM_COL32(190, 190, 200, 255);
+        dl->AddText(ImVec2(g.x - ts.x - 6, g.y + k * cell + (cell - ts.y) * 0.5f), col, c.c_str());
+        dl->AddText(ImVec2(g.x + k * cell + (cell - ts.x) * 0.5f, p0.y), col, c.c_str());
+    }
+
+    // legend: colour bar 0..1 plus the masked swatch
+    float lx = g.x + side + 14, bar_h = std::max(side - 40, 40.0f);
+    for (int k = 0; k < 32; k++) {
+        float y0 = g.y + bar_h * (1 - (k + 1) / 32.0f), y1 = g.y + bar_h * (1 - k / 32.0f);
+        dl->AddRectFilled(ImVec2(lx, y0), ImVec2(lx + 14, y1 + 0.5f), colormap((k + 0.5f) / 32));
+    }
+    dl->AddText(ImVec2(lx + 18, g.y - 2), IM_COL32(190, 190, 200, 255), "1.0");
+    dl->AddText(ImVec2(lx + 18, g.y + bar_h * 0.5f - 7), IM_COL32(190, 190, 200, 255), "0.5");
+    dl->AddText(ImVec2(lx + 18, g.y + bar_h - 12), IM_COL32(190, 190, 200, 255), "0.0");
+    float sy = g.y + bar_h + 10;
+    dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
+    dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");
+    dl->AddText(ImVec2(lx + 18, sy + 14), IM_COL32(150, 150, 160, 255), "(future)");
+
+    // the input sequence beside the map
+    ImGui::SetCursorScreenPos(ImVec2(lx + legend_w - 14, p0.y));
+    ImGui::BeginChild("##sequence", ImVec2(seq_w, std::max(label_h + side, 60.0f)), true);
+    ImGui::TextDisabled("input #%d", snap.att_element);
+    if (snap.att_element != st.element) ImGui::TextDisabled("(#%d next step)", st.element);
+    for (int t = 0; t < int(snap.att_chars.size()); t++) {
+        bool on = t == hi || t == hj;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 220, 80, 255));
+        ImGui::Text("%3d %s", t, visible_char(snap.att_chars[t]).c_str());
+        if (on) ImGui::PopStyleColor();
+    }
+    ImGui::EndChild();
+
+    if (hi >= 0 && hi < int(snap.att_chars.size()) && hj < int(snap.att_chars.size())) {
+        ImGui::BeginTooltip();
+        ImGui::Text("query  t=%d '%s'", hi, visible_char(snap.att_chars[hi]).c_str());
+        ImGui::Text("key    t=%d '%s'", hj, visible_char(snap.att_chars[hj]).c_str());
+        if (snap.cfg.causal && hj > hi)
+            ImGui::TextDisabled("masked: a query cannot see future keys");
+        else
+            ImGui::Text("weight %.4f", snap.attention[size_t(hi) * T + hj]);
+        ImGui::EndTooltip();
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,196 @@
+// Loss panel: train/val estimates and raw per-step loss vs step, drawn with ImDrawList; hover readout; CSV export.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "panels.h"
+
+namespace attn {
+
+static const ImU32 k_raw_colour = IM_COL32(170, 170, 185, 80);
+static const ImU32 k_train_colour = IM_COL32(90, 165, 255, 255);
+static const ImU32 k_val_colour = IM_COL32(255, 150, 50, 255);
+static const ImU32 k_ref_colour = IM_COL32(200, 200, 120, 200);
+static const ImU32 k_grid_colour = IM_COL32(60, 60, 70, 255);
+static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
+
+// A 1-2-5 step giving about `n` intervals over `range`.
+static double nice_step(double range, int n) {
+    double raw = range / std::max(1, n), mag = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * mag >= raw) return m * mag;
+    return 10 * mag;
+}
+
+std::string write_loss_csv(const Snapshot& snap, const std::string& path) {
+    std::ofstream f(path);
+    if (!f) return "cannot write '" + path + "': check the folder exists and is writable";
+    std::map<int, EvalPoint> ev;
+    for (auto& e : snap.evals) ev[e.step] = e;
+    f << "step,train_loss,eval_train_loss,eval_val_loss\n";
+    int last = std::max<int>(int(snap.step_losses.size()), snap.evals.empty() ? 0 : snap.evals.back().step);
+    for (int s = 0; s <= last; s++) {
+        bool raw = s >= 1 && s <= int(snap.step_losses.size());
+        auto it = ev.find(s);
+        if (!raw && it == ev.end()) continue;
+        f << s << ',';
+        if (raw) f << snap.step_losses[s - 1];
+        f << ',';
+        if (it != ev.end()) f << it->second.train << ',' << it->second.val;
+        else f << ',';
+        f << '\n';
+    }
+    return f ? "" : "writing '" + path + "' failed: is the disk full?";
+}
+
+static void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col) {
+    for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 6, x1), y), col, 1.5f);
+}
+
+static void legend_item(ImU32 col, const char* label) {
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    float h = ImGui::GetTextLineHeight();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.35f), ImVec2(p.x + 14, p.y + h * 0.65f), col);
+    ImGui::Dummy(ImVec2(16, h));
+    ImGui::SameLine(0, 2);
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine(0, 12);
+}
+
+void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
+    ImGui::Checkbox("log y", &st.log_y);
+    ImGui::SameLine(0, 16);
+    legend_item(k_train_colour, "train estimate");
+    legend_item(k_val_colour, "val estimate");
+    legend_item(IM_COL32(170, 170, 185, 200), "per step");
+    ImGui::NewLine();
+    if (ImGui::Button("Export CSV")) {
+        std::string err = write_loss_csv(snap, st.csv_path);
+        st.csv_message = err.empty() ? "wrote " + st.csv_path : err;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(180);
+    ImGui::InputText("##csv", &st.csv_path);
+    if (!st.csv_message.empty()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", st.csv_message.c_str());
+    }
+
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+    const float left = 46, bottom = 20;
+    ImVec2 a(p0.x + left, p0.y + 4), b(p0.x + avail.x - 6, p0.y + avail.y - bottom);
+    if (b.x - a.x < 40 || b.y - a.y < 30) return;
+    ImGui::InvisibleButton("##lossplot", avail);
+    bool hovered = ImGui::IsItemHovered();
+    dl->AddRectFilled(a, b, k_bg_colour);
+    ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+    layout.loss_plot = ImVec4(a.x * fb.x, a.y * fb.y, (b.x - a.x) * fb.x, (b.y - a.y) * fb.y);
+    layout.train_colour = k_train_colour;
+    layout.val_colour = k_val_colour;
+
+    const auto& raw = snap.step_losses;
+    const double ref_bigram = 2.5, ref_head = 2.4;
+    const double ref_own = snap.cfg.lecture_val_loss();
+    double lo = std::min(ref_head, ref_own > 0 ? ref_own : ref_head), hi = ref_bigram;
+    for (float v : raw)
+        if (std::isfinite(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+    for (auto& e : snap.evals) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+    lo = std::max(lo * 0.95, 1e-3);
+    hi = hi * 1.03;
+    int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step});
+    auto ty = [&](double v) { return st.log_y ? std::log(std::max(v, 1e-6)) : v; };
+    double tlo = ty(lo), thi = ty(hi);
+    auto px = [&](double step) { return a.x + float(step / xmax) * (b.x - a.x); };
+    auto py = [&](double v) { return b.y - float((ty(v) - tlo) / (thi - tlo)) * (b.y - a.y); };
+
+    // grid and tick labels
+    dl->PushClipRect(ImVec2(p0.x, p0.y), ImVec2(p0.x + avail.x, p0.y + avail.y), true);
+    double ys = nice_step(hi - lo, 5);
+    for (double v = std::ceil(lo / ys) * ys; v <= hi; v += ys) {
+        float y = py(v);
+        dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), k_grid_colour);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f", v);
+        dl->AddText(ImVec2(p0.x + 2, y - 7), IM_COL32(170, 170, 180, 255), buf);
+    }
+    double xs = std::max(1.0, nice_step(xmax, 6));  // steps are whole numbers
+    for (double s = 0; s <= xmax; s += xs) {
+        float x = px(s);
+        dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_grid_colour);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", s);
+        dl->AddText(ImVec2(x - 8, b.y + 3), IM_COL32(170, 170, 180, 255), buf);
+    }
+    dl->PopClipRect();
+    dl->PushClipRect(a, b, true);
+
+    // raw per-step loss, averaged into at most one point per pixel column
+    int cols = std::max(1, int(b.x - a.x));
+    std::vector<ImVec2> pts;
+    size_t n = raw.size();
+    size_t per = std::max<size_t>(1, (n + cols - 1) / cols);
+    for (size_t i = 0; i < n; i += per) {
+        double sum = 0;
+        size_t k = 0;
+        for (size_t j = i; j < std::min(n, i + per); j++)
+            if (std::isfinite(raw[j])) sum += raw[j], k++;
+        if (k) pts.push_back(ImVec2(px(i + 1 + (per - 1) * 0.5), py(sum / k)));
+    }
+    if (pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), k_raw_colour, 0, 1.0f);
+
+    // reference lines from the lecture
+    struct Ref { double v; std::string label; };
+    std::vector<Ref> refs = {{ref_bigram, "bigram 2.5 (lecture)"}, {ref_head, "single head 2.4 (lecture)"}};
+    if (ref_own > 0 && ref_own != ref_bigram && ref_own != ref_head) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s %.2f (lecture)", snap.cfg.preset.c_str(), ref_own);
+        refs.push_back({ref_own, buf});
+    }
+    for (const Ref& r : refs) {
+        float y = py(r.v);
+        dashed_hline(dl, a.x, b.x, y, k_ref_colour);
+        ImVec2 ts = ImGui::CalcTextSize(r.label.c_str());
+        dl->AddText(ImVec2(b.x - ts.x - 4, r.v == ref_head ? y + 1 : y - ts.y - 1), k_ref_colour, r.label.c_str());
+    }
+
+    // estimates, thinned when there are more than pixel columns
+    size_t ne = snap.evals.size(), eper = std::max<size_t>(1, (ne + cols - 1) / cols);
+    for (int which = 0; which < 2; which++) {
+        ImU32 col = which == 0 ? k_train_colour : k_val_colour;
+        pts.clear();
+        for (size_t i = 0; i < ne; i += eper) {
+            const EvalPoint& e = snap.evals[i];
+            pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
+        }
+        if (ne && (ne - 1) % eper) {
+            const EvalPoint& e = snap.evals.back();
+            pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
+        }
+        if (pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), col, 0, 2.5f);
+        if (pts.size() < size_t(cols) / 6)
+            for (auto& p : pts) dl->AddCircleFilled(p, 3.5f, col);
+    }
+    dl->PopClipRect();
+
+    if (hovered && xmax > 0) {
+        float mx = ImGui::GetIO().MousePos.x;
+        int s = std::clamp(int(std::lround((mx - a.x) / (b.x - a.x) * xmax)), 0, xmax);
+        dl->AddLine(ImVec2(px(s), a.y), ImVec2(px(s), b.y), IM_COL32(255, 255, 255, 90));
+        ImGui::BeginTooltip();
+        ImGui::Text("step %d", s);
+        if (s >= 1 && s <= int(n)) ImGui::Text("train loss this step: %.4f", raw[s - 1]);
+        const EvalPoint* best = nullptr;
+        for (auto& e : snap.evals)
+            if (!best || std::abs(e.step - s) < std::abs(best->step - s)) best = &e;
+        if (best) ImGui::Text("estimate at step %d: train %.4f, val %.4f", best->step, best->train, best->val);
+        ImGui::EndTooltip();
+    }
+}
+
+}  // namespace attn

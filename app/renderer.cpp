@@ -1,0 +1,330 @@
+// Renderer: swapchain (with TRANSFER_SRC for screenshots), one render pass, Dear ImGui's Vulkan backend, present.
+#include "renderer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_vulkan.h>
+
+namespace attn {
+
+static void imgui_check(VkResult r) {
+    if (r != VK_SUCCESS) vk_fail(r, "Dear ImGui Vulkan backend", __FILE__, __LINE__);
+}
+
+Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(window) {
+    VkDevice dev = ctx.device();
+    VkPhysicalDevice pd = ctx.physical();
+    uint32_t n = 0;
+    VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, ctx.surface(), &n, nullptr));
+    std::vector<VkSurfaceFormatKHR> formats(n);
+    VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, ctx.surface(), &n, formats.data()));
+    if (formats.empty()) throw Error("the window surface offers no pixel format: check the display's Vulkan driver");
+    // UNORM: ImGui's colours are meant to be written as they are, without an sRGB encode.
+    m_format = formats[0];
+    for (auto want : {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM})  // the last one found wins: BGRA first
+        for (auto& f : formats)
+            if (f.format == want && f.colorSpace == VK_COLOR_SPACE_SRGB_NONLINEAR_KHR) m_format = f;
+    // The UI caps its own frame rate, so presenting need not wait for vblank. Mailbox or immediate also avoid a hang
+    // in Mesa's software X11 path (lavapipe), where a FIFO present can block forever after the window is resized.
+    uint32_t nm = 0;
+    VK_CHECK(vkGetPhysicalDeviceSurfacePresentModesKHR(pd, ctx.surface(), &nm, nullptr));
+    std::vector<VkPresentModeKHR> modes(nm);
+    VK_CHECK(vkGetPhysicalDeviceSurfacePresentModesKHR(pd, ctx.surface(), &nm, modes.data()));
+    m_present_mode = VK_PRESENT_MODE_FIFO_KHR;  // always available
+    for (auto want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR})
+        if (m_present_mode == VK_PRESENT_MODE_FIFO_KHR && std::find(modes.begin(), modes.end(), want) != modes.end())
+            m_present_mode = want;
+    VkAttachmentDescription att{};
+    att.format = m_format.format;
+    att.samples = VK_SAMPLE_COUNT_1_BIT;
+    att.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    att.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    att.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+    att.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    att.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    att.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+    VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+    VkSubpassDescription sub{};
+    sub.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    sub.colorAttachmentCount = 1;
+    sub.pColorAttachments = &ref;
+    VkSubpassDependency dep{};
+    dep.srcSubpass = VK_SUBPASS_EXTERNAL;
+    dep.dstSubpass = 0;
+    dep.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    dep.dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    dep.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    VkRenderPassCreateInfo rpi{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
+    rpi.attachmentCount = 1;
+    rpi.pAttachments = &att;
+    rpi.subpassCount = 1;
+    rpi.pSubpasses = &sub;
+    rpi.dependencyCount = 1;
+    rpi.pDependencies = &dep;
+    VkRenderPass rp;
+    VK_CHECK(vkCreateRenderPass(dev, &rpi, nullptr, &rp));
+    m_render_pass = Handle<VkRenderPass>(rp, [dev](VkRenderPass h) { vkDestroyRenderPass(dev, h, nullptr); });
+
+    for (auto& f : m_frames) {
+        VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pci.queueFamilyIndex = ctx.queue_family();
+        VkCommandPool pool;
+        VK_CHECK(vkCreateCommandPool(dev, &pci, nullptr, &pool));
+        f.pool = Handle<VkCommandPool>(pool, [dev](VkCommandPool h) { vkDestroyCommandPool(dev, h, nullptr); });
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &f.cb));
+        VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        fi.flags = VK_FENCE_CREATE_SIGNALED_BIT;
+        VkFence fence;
+        VK_CHECK(vkCreateFence(dev, &fi, nullptr, &fence));
+        f.fence = Handle<VkFence>(fence, [dev](VkFence h) { vkDestroyFence(dev, h, nullptr); });
+        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+        VkSemaphore sem;
+        VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &sem));
+        f.acquired = Handle<VkSemaphore>(sem, [dev](VkSemaphore h) { vkDestroySemaphore(dev, h, nullptr); });
+    }
+
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 16};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
+    dpi.maxSets = 16;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &ps;
+    VkDescriptorPool dp;
+    VK_CHECK(vkCreateDescriptorPool(dev, &dpi, nullptr, &dp));
+    m_imgui_pool = Handle<VkDescriptorPool>(dp, [dev](VkDescriptorPool h) { vkDestroyDescriptorPool(dev, h, nullptr); });
+
+    create_swapchain();
+
+    ImGui_ImplVulkan_InitInfo ii{};
+    ii.Instance = ctx.instance();
+    ii.PhysicalDevice = pd;
+    ii.Device = dev;
+    ii.QueueFamily = ctx.queue_family();
+    ii.Queue = ctx.queue();
+    ii.DescriptorPool = m_imgui_pool;
+    ii.MinImageCount = 2;
+    ii.ImageCount = 3;  // vertex buffers rotate over this many frames: more than k_frames in flight
+    ii.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
+    ii.CheckVkResultFn = imgui_check;
+    if (!ImGui_ImplVulkan_Init(&ii, m_render_pass)) throw Error("Dear ImGui's Vulkan backend failed to start");
+    m_imgui_ready = true;
+    ctx.run_once([](VkCommandBuffer cb) { ImGui_ImplVulkan_CreateFontsTexture(cb); });
+    ImGui_ImplVulkan_DestroyFontUploadObjects();
+}
+
+Renderer::~Renderer() {
+    wait_queue_idle();
+    if (m_imgui_ready) ImGui_ImplVulkan_Shutdown();
+    destroy_swapchain_images();
+    m_swapchain.reset();
+}
+
+void Renderer::wait_queue_idle() {
+    std::lock_guard lk(m_ctx.queue_mutex());
+    vkQueueWaitIdle(m_ctx.queue());
+}
+
+void Renderer::destroy_swapchain_images() {
+    m_framebuffers.clear();
+    m_views.clear();
+    m_rendered.clear();
+    m_images.clear();
+}
+
+bool Renderer::create_swapchain() {
+    VkDevice dev = m_ctx.device();
+    VkSurfaceCapabilitiesKHR caps;
+    VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(m_ctx.physical(), m_ctx.surface(), &caps));
+    VkExtent2D ext = caps.currentExtent;
+    if (ext.width == UINT32_MAX) {
+        int w, h;
+        glfwGetFramebufferSize(m_window, &w, &h);
+        ext.width = std::clamp(uint32_t(w), caps.minImageExtent.width, caps.maxImageExtent.width);
+        ext.height = std::clamp(uint32_t(h), caps.minImageExtent.height, caps.maxImageExtent.height);
+    }
+    if (ext.width == 0 || ext.height == 0) return false;
+    wait_queue_idle();
+    destroy_swapchain_images();
+    m_extent = ext;
+    m_can_grab = (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0;
+    VkSwapchainCreateInfoKHR sci{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+    sci.surface = m_ctx.surface();
+    sci.minImageCount = std::max(caps.minImageCount, 2u);
+    if (caps.maxImageCount) sci.minImageCount = std::min(sci.minImageCount, caps.maxImageCount);
+    sci.imageFormat = m_format.format;
+    sci.imageColorSpace = m_format.colorSpace;
+    sci.imageExtent = ext;
+    sci.imageArrayLayers = 1;
+    sci.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | (m_can_grab ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0);
+    sci.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    sci.preTransform = (caps.supportedTransforms & VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR) ? VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR
+                                                                                        : caps.currentTransform;
+    sci.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+    for (auto a : {VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR, VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR, VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR,
+                   VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR})
+        if (caps.supportedCompositeAlpha & a) {
+            sci.compositeAlpha = a;
+            break;
+        }
+    sci.presentMode = m_present_mode;
+    sci.clipped = VK_TRUE;
+    sci.oldSwapchain = m_swapchain;
+    VkSwapchainKHR sc;
+    VK_CHECK(vkCreateSwapchainKHR(dev, &sci, nullptr, &sc));
+    m_swapchain = Handle<VkSwapchainKHR>(sc, [dev](VkSwapchainKHR h) { vkDestroySwapchainKHR(dev, h, nullptr); });
+
+    uint32_t n = 0;
+    VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, nullptr));
+    m_images.resize(n);
+    VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, m_images.data()));
+    for (VkImage img : m_images) {
+        VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+        vi.image = img;
+        vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+        vi.format = m_format.format;
+        vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkImageView view;
+        VK_CHECK(vkCreateImageView(dev, &vi, nullptr, &view));
+        m_views.emplace_back(view, [dev](VkImageView h) { vkDestroyImageView(dev, h, nullptr); });
+        VkFramebufferCreateInfo fi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
+        fi.renderPass = m_render_pass;
+        fi.attachmentCount = 1;
+        fi.pAttachments = &view;
+        fi.width = ext.width;
+        fi.height = ext.height;
+        fi.layers = 1;
+        VkFramebuffer fb;
+        VK_CHECK(vkCreateFramebuffer(dev, &fi, nullptr, &fb));
+        m_framebuffers.emplace_back(fb, [dev](VkFramebuffer h) { vkDestroyFramebuffer(dev, h, nullptr); });
+        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+        VkSemaphore sem;
+        VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &sem));
+        m_rendered.emplace_back(sem, [dev](VkSemaphore h) { vkDestroySemaphore(dev, h, nullptr); });
+    }
+    if (m_can_grab) m_readback = Buffer(m_ctx, size_t(ext.width) * ext.height * 4, true);
+    m_need_recreate = false;
+    return true;
+}
+
+bool Renderer::render(ImDrawData* draw_data, Image* grab) {
+    VkDevice dev = m_ctx.device();
+    int fw, fh;
+    glfwGetFramebufferSize(m_window, &fw, &fh);
+    if (fw == 0 || fh == 0) return false;
+    if (m_need_recreate || uint32_t(fw) != m_extent.width || uint32_t(fh) != m_extent.height || !m_swapchain)
+        if (!create_swapchain()) return false;
+
+    Frame& f = m_frames[m_frame];
+    VkFence fence = f.fence;
+    VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+    uint32_t index = 0;
+    VkResult r = vkAcquireNextImageKHR(dev, m_swapchain, UINT64_MAX, f.acquired, VK_NULL_HANDLE, &index);
+    if (r == VK_ERROR_OUT_OF_DATE_KHR) {
+        m_need_recreate = true;
+        return false;
+    }
+    if (r != VK_SUBOPTIMAL_KHR) VK_CHECK(r);
+    VK_CHECK(vkResetFences(dev, 1, &fence));
+    VK_CHECK(vkResetCommandPool(dev, f.pool, 0));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VK_CHECK(vkBeginCommandBuffer(f.cb, &bi));
+    VkClearValue clear{};
+    clear.color = {{0.06f, 0.06f, 0.07f, 1.0f}};
+    VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+    rbi.renderPass = m_render_pass;
+    rbi.framebuffer = m_framebuffers[index];
+    rbi.renderArea.extent = m_extent;
+    rbi.clearValueCount = 1;
+    rbi.pClearValues = &clear;
+    vkCmdBeginRenderPass(f.cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+    ImGui_ImplVulkan_RenderDrawData(draw_data, f.cb);
+    vkCmdEndRenderPass(f.cb);
+    bool grabbing = grab && m_can_grab;
+    if (grabbing) {
+        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+        ib.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+        ib.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        ib.image = m_images[index];
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr,
+                             0, nullptr, 1, &ib);
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {m_extent.width, m_extent.height, 1};
+        vkCmdCopyImageToBuffer(f.cb, m_images[index], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_readback.get(), 1, &region);
+        ib.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        ib.dstAccessMask = 0;
+        ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
+                             nullptr, 1, &ib);
+        VkBufferMemoryBarrier bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+        bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        bb.buffer = m_readback.get();
+        bb.size = VK_WHOLE_SIZE;
+        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0,
+                             nullptr);
+    }
+    VK_CHECK(vkEndCommandBuffer(f.cb));
+
+    VkSemaphore wait = f.acquired, signal = m_rendered[index];
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.waitSemaphoreCount = 1;
+    si.pWaitSemaphores = &wait;
+    si.pWaitDstStageMask = &stage;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &f.cb;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &signal;
+    VkSwapchainKHR sc = m_swapchain;
+    VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+    pi.waitSemaphoreCount = 1;
+    pi.pWaitSemaphores = &signal;
+    pi.swapchainCount = 1;
+    pi.pSwapchains = &sc;
+    pi.pImageIndices = &index;
+    {
+        // One queue for training and drawing: every submit and present takes the context's lock.
+        std::lock_guard lk(m_ctx.queue_mutex());
+        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
+        r = vkQueuePresentKHR(m_ctx.queue(), &pi);
+    }
+    if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR)
+        m_need_recreate = true;
+    else
+        VK_CHECK(r);
+    m_frame = (m_frame + 1) % k_frames;
+
+    if (grabbing) {
+        VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        grab->width = int(m_extent.width);
+        grab->height = int(m_extent.height);
+        size_t px = size_t(m_extent.width) * m_extent.height;
+        grab->rgba.resize(px * 4);
+        std::memcpy(grab->rgba.data(), m_readback.mapped(), px * 4);
+        bool bgra = m_format.format == VK_FORMAT_B8G8R8A8_UNORM || m_format.format == VK_FORMAT_B8G8R8A8_SRGB;
+        for (size_t i = 0; i < px; i++) {
+            uint8_t* p = &grab->rgba[i * 4];
+            if (bgra) std::swap(p[0], p[2]);
+            p[3] = 255;
+        }
+    }
+    return true;
+}
+
+}  // namespace attn

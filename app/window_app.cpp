@@ -1,0 +1,259 @@
+// The desktop window: creates the window, the Vulkan context on it, the training thread and the panels; runs frames.
+#include "window_app.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_vulkan.h>
+#include <stb_image_write.h>
+
+#include "panels.h"
+#include "renderer.h"
+
+namespace attn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct GlfwSession {
+    ~GlfwSession() { glfwTerminate(); }
+};
+struct ImGuiSession {
+    ImGuiSession() { ImGui::CreateContext(); }
+    ~ImGuiSession() { ImGui::DestroyContext(); }
+};
+// Key presses queued by GLFW's callback: a tap shorter than one frame still counts (ImGui 1.86 only sees held keys).
+struct KeyPresses {
+    std::vector<int> keys;
+};
+struct ImGuiGlfwBackend {
+    ImGuiGlfwBackend(GLFWwindow* w, KeyPresses* keys) {
+        glfwSetWindowUserPointer(w, keys);
+        // Installed first: ImGui's backend chains to it.
+        glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int) {
+            if (action == GLFW_PRESS) static_cast<KeyPresses*>(glfwGetWindowUserPointer(win))->keys.push_back(key);
+        });
+        ImGui_ImplGlfw_InitForVulkan(w, true);
+    }
+    ~ImGuiGlfwBackend() { ImGui_ImplGlfw_Shutdown(); }
+};
+using WindowPtr = std::unique_ptr<GLFWwindow, void (*)(GLFWwindow*)>;
+
+struct Panels {
+    ControlsState controls;
+    LossState loss;
+    AttentionState attention;
+    SamplesState samples;
+    StatusState status;
+    PanelLayout layout;
+};
+
+// Writes the PNG; returns an error message or "".
+std::string write_png(const Image& img, const std::string& path) {
+    if (img.rgba.empty()) return "the window could not be read back (its swapchain lacks TRANSFER_SRC)";
+    if (!stbi_write_png(path.c_str(), img.width, img.height, 4, img.rgba.data(), img.width * 4))
+        return "cannot write '" + path + "': check the folder exists and is writable";
+    return "";
+}
+
+// The sidecar FILE.png.layout: where the panels drew, for tests that check pixels.
+void write_layout(const Image& img, const PanelLayout& l, const std::string& path) {
+    std::ofstream f(path);
+    auto rect = [&](const char* name, ImVec4 r) {
+        f << name << ' ' << std::lround(r.x) << ' ' << std::lround(r.y) << ' ' << std::lround(r.z) << ' ' << std::lround(r.w);
+    };
+    auto rgb = [&](const char* name, ImU32 c) {
+        f << name << ' ' << (c & 255) << ' ' << ((c >> 8) & 255) << ' ' << ((c >> 16) & 255) << '\n';
+    };
+    f << "window " << img.width << ' ' << img.height << '\n';
+    rect("heatmap", l.heatmap);
+    f << ' ' << l.heatmap_T << '\n';
+    rgb("masked", l.masked_colour);
+    rect("loss", l.loss_plot);
+    f << '\n';
+    rgb("train", l.train_colour);
+    rgb("val", l.val_colour);
+    rect("samples", l.samples_text);
+    f << '\n';
+}
+
+void place(const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags extra = 0) {
+    ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
+    ImGui::SetNextWindowSize(size, ImGuiCond_Always);
+    ImGui::Begin(title, nullptr,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_NoSavedSettings | extra);
+}
+
+// Lays the panels out over the whole window; returns true when a screenshot was asked for.
+bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
+    ImGuiViewport* vp = ImGui::GetMainViewport();
+    float W = vp->Size.x, H = vp->Size.y;
+    float status_h = ImGui::GetFrameHeight() + 10, ctrl_w = std::min(340.0f, W * 0.3f);
+    float main_h = H - status_h, top_h = std::floor(main_h * 0.56f), half = std::floor((W - ctrl_w) * 0.5f);
+    p.layout = PanelLayout{};
+    place("Controls", ImVec2(0, 0), ImVec2(ctrl_w, main_h));
+    bool shot = draw_controls(p.controls, snap, tt);
+    ImGui::End();
+    place("Loss", ImVec2(ctrl_w, 0), ImVec2(half, top_h), ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    draw_loss(p.loss, snap, p.layout);
+    ImGui::End();
+    place("Attention", ImVec2(ctrl_w + half, 0), ImVec2(W - ctrl_w - half, top_h), ImGuiWindowFlags_NoScrollbar);
+    draw_attention(p.attention, snap, tt, p.layout);
+    ImGui::End();
+    place("Samples", ImVec2(ctrl_w, top_h), ImVec2(W - ctrl_w, main_h - top_h), ImGuiWindowFlags_NoScrollbar);
+    draw_samples(p.samples, snap, tt, p.layout);
+    ImGui::End();
+    place("##status", ImVec2(0, main_h), ImVec2(W, status_h), ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar);
+    draw_status(p.status, snap, p.controls.fps_cap);
+    ImGui::End();
+    return shot;
+}
+
+// The frame loop; returns the exit code.
+int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data) {
+    ImGuiSession imgui;
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // the layout is fixed: nothing to save
+    // An automated run must not show hover tooltips wherever the pointer happens to rest.
+    if (o.exit_after_steps > 0) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
+    ImGui::StyleColorsDark();
+    KeyPresses presses;
+    ImGuiGlfwBackend glfw_backend(win, &presses);
+    Renderer renderer(ctx, win);
+    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps);
+
+    Panels p;
+    p.controls.fps_cap = o.fps;
+    p.status.device_name = ctx.device_name();
+    Snapshot snap;
+    int fps_cap = o.fps, frames_after_done = 0;
+    auto next = Clock::now(), last = Clock::now();
+    while (!glfwWindowShouldClose(win)) {
+        if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
+            glfwWaitEvents();  // minimised: sleep until something happens, training goes on
+            continue;
+        }
+        if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240) fps_cap = p.controls.fps_cap;
+        auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
+        std::this_thread::sleep_until(next);
+        auto now = Clock::now();
+        next = std::max(next + period, now);
+        double dt = std::chrono::duration<double>(now - last).count();
+        last = now;
+        if (dt > 0) p.status.fps = p.status.fps > 0 ? 0.9 * p.status.fps + 0.1 / dt : 1.0 / dt;
+        glfwPollEvents();
+        tt.poll(snap);
+        if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
+            std::fprintf(stderr, "error: %s\n", snap.message.c_str());
+            return 2;
+        }
+
+        ImGui_ImplVulkan_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        bool shot = false;
+        for (int key : presses.keys) {
+            if (key == GLFW_KEY_F12) shot = true;
+            if (io.WantTextInput) continue;  // typing in a field
+            if (key == GLFW_KEY_SPACE) tt.toggle_running();
+            if (key == GLFW_KEY_S) tt.step_once();
+            if (key == GLFW_KEY_R) tt.reset();
+        }
+        presses.keys.clear();
+        shot |= draw_panels(p, snap, tt);
+        ImGui::Render();
+        // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
+        bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;
+        Image img;
+        bool grab = shot || (final_frame && !o.screenshot_path.empty());
+        if (!renderer.render(ImGui::GetDrawData(), grab ? &img : nullptr)) {
+            frames_after_done = std::min(frames_after_done, 2);
+            continue;
+        }
+        if (grab) {
+            std::string path = !o.screenshot_path.empty() ? o.screenshot_path
+                                                          : "attnlab_step" + std::to_string(snap.step) + ".png";
+            std::string err = write_png(img, path);
+            p.status.notice = err.empty() ? "screenshot: " + path : err;
+            if (final_frame) {
+                if (!err.empty()) {
+                    std::fprintf(stderr, "error: %s\n", err.c_str());
+                    return 1;
+                }
+                write_layout(img, p.layout, path + ".layout");
+                std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
+            }
+        }
+        if (final_frame) return 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_window(const RunOptions& o) {
+    const char* x11 = std::getenv("DISPLAY");
+    const char* wl = std::getenv("WAYLAND_DISPLAY");
+    bool has_display = (x11 && *x11) || (wl && *wl);
+    glfwSetErrorCallback([](int, const char*) {});  // failures are reported below, in one line
+    if (!has_display || !glfwInit()) {
+        const char* why = nullptr;
+        if (has_display) glfwGetError(&why);
+        std::fprintf(stderr, "attnlab: no display to open a window on (%s): run with --headless to train in the terminal, "
+                     "or use xvfb-run\n", has_display && why ? why : "DISPLAY is not set");
+        return 2;
+    }
+    GlfwSession session;
+    if (!glfwVulkanSupported()) {
+        std::fprintf(stderr, "attnlab: GLFW found no Vulkan loader for the window: install libvulkan1 and a driver "
+                             "(mesa-vulkan-drivers), or run with --headless\n");
+        return 2;
+    }
+    Dataset data = Dataset::from_file(o.data_path);
+    glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
+    int w = 1280, h = 800;
+    if (GLFWmonitor* mon = glfwGetPrimaryMonitor())
+        if (const GLFWvidmode* mode = glfwGetVideoMode(mon)) w = std::min(w, mode->width), h = std::min(h, mode->height);
+    WindowPtr win(glfwCreateWindow(w, h, "Attention Lab", nullptr, nullptr), glfwDestroyWindow);
+    if (!win) {
+        const char* why = nullptr;
+        glfwGetError(&why);
+        std::fprintf(stderr, "attnlab: cannot open a window (%s): run with --headless to train in the terminal\n",
+                     why ? why : "unknown reason");
+        return 2;
+    }
+    ContextOptions co;
+    co.device_index = o.device;
+    co.validation = o.validation;
+    uint32_t n = 0;
+    const char** exts = glfwGetRequiredInstanceExtensions(&n);
+    co.instance_extensions.assign(exts, exts + n);
+    co.device_extensions = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+    GLFWwindow* wp = win.get();
+    co.make_surface = [wp](VkInstance inst) {
+        VkSurfaceKHR s = VK_NULL_HANDLE;
+        VK_CHECK(glfwCreateWindowSurface(inst, wp, nullptr, &s));
+        return s;
+    };
+    Context ctx(co);
+    int rc = frame_loop(o, ctx, wp, std::move(data));
+    if (ctx.validation_enabled() && ctx.validation_messages() > 0) {
+        std::fprintf(stderr, "validation: %llu message(s)\n", (unsigned long long)ctx.validation_messages());
+        return rc ? rc : 3;
+    }
+    return rc;
+}
+
+}  // namespace attn

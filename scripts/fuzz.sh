@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses for the corpus loader and the checkpoint reader (not part of CI).
+# Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into
+# a regression test (tests/fuzz/regressions/, replayed by the fuzz_regressions ctest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+missing=()
+for p in clang libclang-rt-14-dev nlohmann-json3-dev libvulkan-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${missing[@]}"; fi
+out=build-fuzz
+mkdir -p "$out"
+common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
+clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
+clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
+for h in corpus checkpoint; do
+    mkdir -p "$out/corpus_$h"
+    echo "fuzzing $h for ${secs}s"
+    "$out/fuzz_$h" -max_total_time="$secs" -max_len=65536 "$out/corpus_$h" "tests/fuzz/seeds/$h"
+done
