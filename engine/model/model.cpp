@@ -15,7 +15,6 @@
 
 namespace attn {
 
-static constexpr size_t ALIGN_FLOATS = 64;  // 256 bytes: the largest minStorageBufferOffsetAlignment in practice
 
 static size_t f4(size_t n) { return n * sizeof(float); }
 
@@ -63,63 +62,9 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
 }
 
-ModelLayout make_layout(const Config& cfg, int V) {
-    ModelLayout L;
-    auto add = [&](std::string name, std::vector<int> shape, Init init, float bound = 0) {
-        ParamInfo pi{std::move(name), std::move(shape), L.flat, 1, init, bound};
-        for (int d : pi.shape) pi.count *= size_t(d);
-        L.flat += (pi.count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
-        L.info.push_back(pi);
-        return int(L.info.size()) - 1;
-    };
-    auto lin = [](int fan_in) { return 1.0f / std::sqrt(float(fan_in)); };
-    int T = cfg.block_size, C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn_dim();
-    if (cfg.kind == ModelKind::Bigram) {
-        add("token_embedding_table.weight", {V, V}, Init::Normal);
-        return L;
-    }
-    add("token_embedding_table.weight", {V, C}, Init::Normal);
-    if (cfg.use_pos) L.wpe = add("position_embedding_table.weight", {T, C}, Init::Normal);
-    for (int l = 0; l < cfg.n_layer; l++) {
-        std::string pre = "blocks." + std::to_string(l) + ".";
-        BlockParams b;
-        if (cfg.layernorm) {
-            b.ln1_w = add(pre + "ln1.weight", {C}, Init::Ones);
-            b.ln1_b = add(pre + "ln1.bias", {C}, Init::Zeros);
-        }
-        // every head's query, key, value Linear(C, HS, bias=False), stacked as q | k | v, heads within each
-        b.qkv = add(pre + "sa.qkv.weight", {3 * A, C}, Init::Uniform, lin(C));
-        if (cfg.residual) {
-            b.proj_w = add(pre + "sa.proj.weight", {C, A}, Init::Uniform, lin(A));
-            b.proj_b = add(pre + "sa.proj.bias", {C}, Init::Uniform, lin(A));
-        }
-        if (cfg.ffn) {
-            if (cfg.layernorm) {
-                b.ln2_w = add(pre + "ln2.weight", {C}, Init::Ones);
-                b.ln2_b = add(pre + "ln2.bias", {C}, Init::Zeros);
-            }
-            b.fc_w = add(pre + "ffwd.fc.weight", {F, C}, Init::Uniform, lin(C));
-            b.fc_b = add(pre + "ffwd.fc.bias", {F}, Init::Uniform, lin(C));
-            if (cfg.residual) {
-                b.fc2_w = add(pre + "ffwd.proj.weight", {C, F}, Init::Uniform, lin(F));
-                b.fc2_b = add(pre + "ffwd.proj.bias", {C}, Init::Uniform, lin(F));
-            }
-        }
-        L.blocks.push_back(b);
-    }
-    if (cfg.layernorm) {
-        L.lnf_w = add("ln_f.weight", {C}, Init::Ones);
-        L.lnf_b = add("ln_f.bias", {C}, Init::Zeros);
-    }
-    int D = (cfg.residual || cfg.ffn) ? C : A;  // width of the stream reaching lm_head
-    L.lm_w = add("lm_head.weight", {V, D}, Init::Uniform, lin(D));
-    L.lm_b = add("lm_head.bias", {V}, Init::Uniform, lin(D));
-    return L;
-}
-
 Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V)
     : m_ctx(ctx), m_kc(kc), m_cfg(cfg), m_V(V), m_layout(make_layout(cfg, V)) {
-    if (ctx.props().limits.minStorageBufferOffsetAlignment > ALIGN_FLOATS * sizeof(float))
+    if (ctx.props().limits.minStorageBufferOffsetAlignment > PARAM_ALIGN_FLOATS * sizeof(float))
         throw Error("this GPU needs storage-buffer offsets aligned to more than 256 bytes, which is not supported");
     size_t flat = m_layout.flat;
     params = Buffer(ctx, f4(flat));

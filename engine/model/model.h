@@ -37,6 +37,8 @@ struct BlockActs {
     Buffer xf;              // (B,T,C)     stream after the feed-forward residual
 };
 
+constexpr size_t PARAM_ALIGN_FLOATS = 64;  // 256 bytes: the largest minStorageBufferOffsetAlignment in practice
+
 // Where every parameter lives in the flat buffers: a pure function of the config and the vocabulary size.
 struct ModelLayout {
     std::vector<ParamInfo> info;

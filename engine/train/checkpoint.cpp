@@ -163,11 +163,16 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-    auto bad = [&](const std::string& why) { return Error("checkpoint '" + path + "' " + why); };
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw bad("does not exist or is not a file");
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error("checkpoint '" + path + "' does not exist or is not a file");
     std::ifstream f(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return parse_checkpoint(bytes, path);
+}
+
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
+    auto bad = [&](const std::string& why) { return Error("checkpoint '" + path + "' " + why); };
     if (bytes.size() < 8) throw bad("is truncated (" + std::to_string(bytes.size()) + " bytes): it is not a safetensors file");
     uint64_t hlen;
     std::memcpy(&hlen, bytes.data(), 8);
@@ -212,7 +217,9 @@ Checkpoint load_checkpoint(const std::string& path) {
     auto errs = validate(ck.config);
     if (!errs.empty()) throw bad("holds an invalid config: " + errs.front().message);
     if (ck.vocab.size() < 2) throw bad("holds an empty vocabulary");
-    ModelLayout L = make_layout(ck.config, int(ck.vocab.size()));
+    size_t max_floats = bytes.size() / 4;  // a config must not ask for more than the file can hold
+    ModelLayout L = make_layout(ck.config, int(std::min<size_t>(ck.vocab.size(), 1u << 21)));
+    if (L.flat > max_floats) throw bad("holds a config larger than its data (truncated or altered)");
     ck.state.params.assign(L.flat, 0.0f);
     ck.state.adam_m.assign(L.flat, 0.0f);
     ck.state.adam_v.assign(L.flat, 0.0f);

@@ -39,6 +39,8 @@ constexpr int CHECKPOINT_VERSION = 1;
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<struct ParamInfo>& layout);
 // Reads and verifies (format, version, checksum, shapes). Throws attn::Error with one line on any problem.
 Checkpoint load_checkpoint(const std::string& path);
+// The same from bytes in memory (`path` only names it in messages): what the fuzzer drives.
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path);
 // Refuses a checkpoint whose vocabulary differs from the corpus's, or whose model shape differs from `asked`
 // when check_shape (the user asked for a model explicitly). One line saying what differs and what to do.
 void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab, const Config* asked);
