@@ -46,12 +46,13 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--max-iters", c.max_iters, "training steps");
     app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates");
     app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate");
-    app.add_option("--seed", c.seed, "random seed (init, batches, sampling)");
+    app.add_option("--seed", c.seed, "random seed (init, batches, sampling), 0 to 2^53")
+        ->check(CLI::Range(0.0, 9007199254740992.0));
     app.add_option("--temperature", c.temperature, "sampling temperature");
     app.add_option("--top-k", c.top_k, "sample only from the k likeliest characters (0: all)");
     app.add_option("--sample-chars", c.sample_chars, "characters generated at the end");
     app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV");
-    app.add_option("--device", o.device, "Vulkan device index (see --list-devices)");
+    app.add_option("--device", o.device, "Vulkan device index (see --list-devices)")->check(CLI::Range(0, 64));
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "no progress line");

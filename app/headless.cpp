@@ -58,7 +58,21 @@ int run_headless(const RunOptions& o) {
     Config c = o.cfg;
     if (!o.resume_path.empty()) {
         ck = load_checkpoint(o.resume_path);
-        check_resumable(ck, data.vocab(), asks_model(o) ? &o.cfg : nullptr);
+        // the model the user asked for: a --preset names one whole; single flags change the checkpoint's
+        Config asked = o.given.count("--preset") ? o.cfg : ck.config;
+        if (!o.given.count("--preset")) {
+            const Config& a = o.cfg;
+            if (o.given.count("--block-size")) asked.block_size = a.block_size;
+            if (o.given.count("--n-embd")) asked.n_embd = a.n_embd;
+            if (o.given.count("--head-size")) asked.head_size = a.head_size;
+            if (o.given.count("--n-head")) asked.n_head = a.n_head;
+            if (o.given.count("--n-layer")) asked.n_layer = a.n_layer;
+            if (o.given.count("--ffn")) asked.ffn = a.ffn;
+            if (o.given.count("--residual")) asked.residual = a.residual;
+            if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
+            if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
+        }
+        check_resumable(ck, data.vocab(), asks_model(o) ? &asked : nullptr);
         c = resumed_config(o, ck.config);
         auto errs = validate(c);
         if (!errs.empty()) throw Error(errs.front().message);
@@ -96,8 +110,11 @@ int run_headless(const RunOptions& o) {
     long tokens_since = 0, steps_since = 0;
     std::map<std::string, std::pair<double, int>> per_kernel;
     int profiled = 0;
-    for (int it = tr.step_count(); it <= c.max_iters; it++) {
-        if (it % c.eval_interval == 0 || it == c.max_iters) {
+    const int start = tr.step_count();
+    // a resumed run already evaluated its first step before saving: repeating it would shift the eval batches
+    bool evaluated_start = !history.evals.empty() && history.evals.back().step == start;
+    for (int it = start; it <= c.max_iters; it++) {
+        if ((it % c.eval_interval == 0 || it == c.max_iters) && !(it == start && evaluated_start)) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             EvalResult e = tr.estimate_loss();
             if (tokens_since > 0) last_tps = tokens_since / train_seconds;

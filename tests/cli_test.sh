@@ -37,6 +37,55 @@ expect 2 "--temperature" --data "$corpus" --temperature 0
 expect 2 "unknown --preset" --preset gpt5
 expect 2 "--device 7 does not exist" --data "$corpus" --device 7
 EXTRA_ENV="VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json" expect 2 "mesa-vulkan-drivers" --data "$corpus"
+printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n' | tr -d '\n' > "$tmp/one.txt"
+expect 2 "only one distinct character" --data "$tmp/one.txt"
+truncate -s 200M "$tmp/huge.txt"
+expect 2 "100 MiB limit" --data "$tmp/huge.txt"
+
+# Every numeric flag at zero, negative, NaN, huge and non-numeric: exit 2 with the flag named, or a clean run
+# where the value is meaningful (e.g. --top-k 0 means no top-k).
+quick_for() {  # the quick run's flags, less the one under test
+    quick=(--data "$corpus")
+    [ "$1" = --max-iters ] || quick+=(--max-iters 2)
+    [ "$1" = --eval-interval ] || quick+=(--eval-interval 1)
+    [ "$1" = --eval-iters ] || quick+=(--eval-iters 1)
+    [ "$1" = --sample-chars ] || quick+=(--sample-chars 5)
+}
+ok_run() {  # ok_run FLAG VALUE: must run and exit 0
+    local out rc
+    quick_for "$1"
+    out=$("$bin" --headless --quiet "${quick[@]}" "$1" "$2" 2>&1 >/dev/null); rc=$?
+    if [ $rc -ne 0 ]; then echo "FAIL: attnlab $1 $2 should run (exit $rc): $out"; fails=$((fails+1)); else passes=$((passes+1)); fi
+}
+for flag in --batch-size --block-size --n-embd --head-size --n-head --n-layer --lr --weight-decay --max-iters \
+            --eval-interval --eval-iters --seed --temperature --top-k --sample-chars --dropout --device; do
+    for v in 0 -3 nan 1e30 99999999999 abc; do
+        quick_for "$flag"
+        case "$flag:$v" in
+            --head-size:0|--weight-decay:0|--max-iters:0|--seed:0|--seed:99999999999|--top-k:0|--sample-chars:0|--dropout:0|--device:0)
+                ok_run "$flag" "$v" ;;
+            *) expect 2 "$flag" "${quick[@]}" "$flag" "$v" ;;
+        esac
+    done
+done
+
+# --save writes a checkpoint; --resume continues it and --max-iters counts from step 0
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 --save "$tmp/run.safetensors" >"$tmp/a.txt" 2>/dev/null
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 --resume "$tmp/run.safetensors" >"$tmp/b.txt" 2>/dev/null; rc=$?
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 >"$tmp/c.txt" 2>/dev/null
+if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^step 10:" "$tmp/b.txt" &&
+   [ "$(grep '^step 40:' "$tmp/b.txt" | cut -d'|' -f1)" = "$(grep '^step 40:' "$tmp/c.txt" | cut -d'|' -f1)" ]; then
+    passes=$((passes+1))
+else
+    echo "FAIL: --resume should continue at step 20 and reach the uninterrupted run's step-40 losses"; cat "$tmp/b.txt" "$tmp/c.txt"; fails=$((fails+1))
+fi
+expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
+printf 'garbage' > "$tmp/bad.safetensors"
+expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"
+
 # a tiny real run: prints the lecture's lines and a sample, exit 0
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 --sample-chars 30 2>/dev/null); rc=$?
 if [ $rc -eq 0 ] && grep -qE '^step 20: train loss [0-9]+\.[0-9]{4}, val loss [0-9]+\.[0-9]{4}' <<<"$out" && grep -q -- '--- sample' <<<"$out"; then

@@ -83,12 +83,15 @@ std::vector<ConfigError> validate(const Config& c) {
     std::vector<ConfigError> e;
     range_int(e, "--block-size", c.block_size, 1, 1024, "; the lecture uses 8, the gpt preset 256");
     range_int(e, "--batch-size", c.batch_size, 1, 4096, "");
+    // checked for the bigram too: a nonsense value is refused even where it would be ignored
+    range_int(e, "--n-embd", c.n_embd, 1, 4096, "");
+    range_int(e, "--n-head", c.n_head, 1, 64, "");
+    range_int(e, "--head-size", c.head_size, 0, 4096, "; 0 means n_embd / n_head");
+    range_int(e, "--n-layer", c.n_layer, 1, 48, "");
+    range_float(e, "--dropout", c.dropout, 0.0f, 0.9f, false);
+    if (c.seed > (uint64_t(1) << 53))
+        e.push_back({"--seed", "--seed must be between 0 and 2^53 (got " + std::to_string(c.seed) + ")"});
     if (c.kind != ModelKind::Bigram) {
-        range_int(e, "--n-embd", c.n_embd, 1, 4096, "");
-        range_int(e, "--n-head", c.n_head, 1, 64, "");
-        range_int(e, "--head-size", c.head_size, 0, 4096, "; 0 means n_embd / n_head");
-        range_int(e, "--n-layer", c.n_layer, 1, 48, "");
-        range_float(e, "--dropout", c.dropout, 0.0f, 0.9f, false);
         if (e.empty() && c.hs() < 1)
             e.push_back({"--n-head", "--n-head " + std::to_string(c.n_head) + " leaves no room in n_embd " +
                                          std::to_string(c.n_embd) + ": use fewer heads or a wider --n-embd"});
