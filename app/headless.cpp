@@ -119,7 +119,9 @@ int run_headless(const RunOptions& o) {
             EvalResult e = tr.estimate_loss();
             if (tokens_since > 0) last_tps = tokens_since / train_seconds;
             std::printf("step %d: train loss %.4f, val loss %.4f", it, e.train, e.val);
-            if (last_tps > 0) std::printf(" | %.0f tokens/s, %.2f ms/step", last_tps, 1e3 * train_seconds / steps_since);
+            if (last_tps > 0)
+                std::printf(" | %.0f tokens/s, %.2f ms/step, GPU memory %.1f MiB", last_tps, 1e3 * train_seconds / steps_since,
+                            ctx.allocated_bytes() / 1048576.0);
             std::printf("\n");
             std::fflush(stdout);
             history.evals.push_back({it, e.train, e.val});

@@ -45,6 +45,8 @@ Buffer::Buffer(Context& ctx, size_t bytes, bool host_visible) : m_ctx(&ctx), m_b
         VK_CHECK(r);
     }
     VK_CHECK(vkBindBufferMemory(ctx.device(), m_buffer, m_memory, 0));
+    m_alloc_bytes = req.size;
+    ctx.track_allocation(int64_t(m_alloc_bytes));
     if (host_visible) VK_CHECK(vkMapMemory(ctx.device(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped));
 }
 
@@ -58,6 +60,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
         m_memory = std::exchange(o.m_memory, VK_NULL_HANDLE);
         m_bytes = std::exchange(o.m_bytes, 0);
         m_mapped = std::exchange(o.m_mapped, nullptr);
+        m_alloc_bytes = std::exchange(o.m_alloc_bytes, 0);
     }
     return *this;
 }
@@ -67,7 +70,11 @@ Buffer::~Buffer() { release(); }
 void Buffer::release() {
     if (!m_ctx) return;
     if (m_buffer) vkDestroyBuffer(m_ctx->device(), m_buffer, nullptr);
-    if (m_memory) vkFreeMemory(m_ctx->device(), m_memory, nullptr);
+    if (m_memory) {
+        vkFreeMemory(m_ctx->device(), m_memory, nullptr);
+        m_ctx->track_allocation(-int64_t(m_alloc_bytes));
+    }
+    m_alloc_bytes = 0;
     m_buffer = VK_NULL_HANDLE;
     m_memory = VK_NULL_HANDLE;
     m_mapped = nullptr;

@@ -42,6 +42,7 @@ private:
     VkDeviceMemory m_memory = VK_NULL_HANDLE;
     size_t m_bytes = 0;
     void* m_mapped = nullptr;
+    size_t m_alloc_bytes = 0;  // what the allocation really took (>= m_bytes)
 };
 
 // A view of part of a buffer, bound to one descriptor slot.

@@ -57,6 +57,10 @@ public:
 
     static std::vector<DeviceInfo> list_devices();
 
+    // Device memory currently allocated through Buffer (bytes): what the app reports as "GPU memory in use".
+    uint64_t allocated_bytes() const { return m_allocated.load(); }
+    void track_allocation(int64_t delta) { m_allocated += uint64_t(delta); }
+
     std::atomic<uint64_t> m_validation_messages{0};
 
 private:
@@ -74,6 +78,7 @@ private:
     bool m_validation = false;
     std::mutex m_queue_mutex;
     VkCommandPool m_once_pool = VK_NULL_HANDLE;
+    std::atomic<uint64_t> m_allocated{0};
 };
 
 }  // namespace attn
