@@ -110,6 +110,11 @@ int run_headless(const RunOptions& o) {
     long tokens_since = 0, steps_since = 0;
     std::map<std::string, std::pair<double, int>> per_kernel;
     int profiled = 0;
+    int last_saved = -1;
+    auto save_tracked = [&] {
+        save();
+        if (!o.save_path.empty()) last_saved = tr.step_count();
+    };
     const int start = tr.step_count();
     // a resumed run already evaluated its first step before saving: repeating it would shift the eval batches
     bool evaluated_start = !history.evals.empty() && history.evals.back().step == start;
@@ -128,11 +133,19 @@ int run_headless(const RunOptions& o) {
             if (metrics) metrics << it << ',' << e.train << ',' << e.val << ',' << last_tps << '\n' << std::flush;
             tokens_since = steps_since = 0;
             train_seconds = 0;
-            save();
+            save_tracked();
         }
         if (it == c.max_iters) break;
         auto t0 = clock::now();
-        StepResult r = tr.step();
+        StepResult r;
+        try {
+            r = tr.step();
+        } catch (const DeviceError& e) {
+            // the device's memory is gone: nothing more can be read back, but the last checkpoint is safe
+            throw Error(std::string(e.what()) + (last_saved >= 0 ? "; the checkpoint of step " + std::to_string(last_saved) +
+                                                                       " is in " + o.save_path
+                                                                 : "; use --save FILE to keep checkpoints"));
+        }
         auto t1 = clock::now();
         train_seconds += std::chrono::duration<double>(t1 - t0).count();
         tokens_since += long(c.batch_size) * c.block_size;
