@@ -42,7 +42,7 @@ void main() {
             if (a != 0.0) {
                 uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
                 for (uint d = 0; d < p.HS; d++) da += dout(o0 + d) * qkv(v0 + d);
-                da *= keep_scale(row + t2);
+                if (p.prob > 0.0) da *= keep_scale(row + t2);
             }
             dpre[row + t2] = da;
             dot_sum += a * da;
@@ -62,8 +62,13 @@ void main() {
         for (uint tq = 0; tq < p.T; tq++) s += texelFetch(dpre_t, int(base + tq * p.T + t)).x * qkv((b * p.T + tq) * C3 + hd);
         s *= scale;
     } else {                   // dv[b,t,h,d]
-        for (uint tq = 0; tq < p.T; tq++)
-            s += att(base + tq * p.T + t) * keep_scale(base + tq * p.T + t) * dout((b * p.T + tq) * C + hd);
+        // two loops, not one with a branch inside: a CPU driver may flatten the branch and run Philox always
+        if (p.prob > 0.0) {
+            for (uint tq = 0; tq < p.T; tq++)
+                s += att(base + tq * p.T + t) * keep_scale(base + tq * p.T + t) * dout((b * p.T + tq) * C + hd);
+        } else {
+            for (uint tq = 0; tq < p.T; tq++) s += att(base + tq * p.T + t) * dout((b * p.T + tq) * C + hd);
+        }
     }
     dqkv[i] = s;
 }
