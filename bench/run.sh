@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints step time, tokens/s and the ratio to PyTorch for the bigram and single-head presets on this device.
+# Prints step time, tokens/s and the ratio to PyTorch for every preset on this device (gpt: ATTN_BENCH_GPT=1).
 # Usage: bench/run.sh [STEPS]   (builds first; set VK_ICD_FILENAMES or use a GPU machine to pick the device)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses for the corpus loader and the checkpoint reader (not part of CI).
-# Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into
-# a regression test (tests/fuzz/regressions/, replayed by the fuzz_regressions ctest).
+# Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
+# regression test (a case in tests/test_dataset.cpp or tests/test_checkpoint.cpp feeding those bytes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
