@@ -31,6 +31,77 @@ std::string visible_char(const std::string& c) {
     return c;
 }
 
+// Every layer x head as a small heatmap (rows: layers, columns: heads); clicking one opens it on its own.
+static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
+    int L = snap.att_layers, NH = snap.att_heads, G = snap.att_grid, T = snap.att_T;
+    if (G <= 0 || L <= 0 || NH <= 0 || snap.att_all.size() != size_t(L) * NH * G * G) {
+        ImGui::TextDisabled("Waiting for the next training step...");
+        return;
+    }
+    int f = (T + G - 1) / std::max(G, 1);
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float label_w = 22, label_h = 16, pad = 6;
+    float map = std::floor(std::min((avail.x - label_w) / NH - pad, (avail.y - label_h - 18) / L - pad));
+    if (map < 8) {
+        ImGui::TextWrapped("%d x %d maps do not fit in this panel: make the window larger.", L, NH);
+        return;
+    }
+    float cell = std::max(1.0f, std::floor(map / G));
+    map = cell * G;
+    ImGui::TextDisabled("%d layers x %d heads, %s; click a map to open it", L, NH,
+                        f > 1 ? (std::to_string(f) + "x" + std::to_string(f) + " blocks averaged").c_str() : "every cell");
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("##allheads", ImVec2(label_w + NH * (map + pad), label_h + L * (map + pad)));
+    bool clicked = ImGui::IsItemClicked();
+    ImVec2 m = ImGui::GetIO().MousePos;
+    bool hovered = ImGui::IsItemHovered();
+    ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+    for (int h = 0; h < NH; h++) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "h%d", h);
+        dl->AddText(ImVec2(p0.x + label_w + h * (map + pad), p0.y), IM_COL32(190, 190, 200, 255), buf);
+    }
+    for (int l = 0; l < L; l++) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "L%d", l);
+        dl->AddText(ImVec2(p0.x, p0.y + label_h + l * (map + pad)), IM_COL32(190, 190, 200, 255), buf);
+        for (int h = 0; h < NH; h++) {
+            ImVec2 g(p0.x + label_w + h * (map + pad), p0.y + label_h + l * (map + pad));
+            const float* src = snap.att_all.data() + (size_t(l) * NH + h) * G * G;
+            for (int i = 0; i < G; i++)
+                for (int j = 0; j < G; j++) {
+                    // a block wholly above the diagonal holds only future keys
+                    bool masked = snap.cfg.causal && j * f > i * f + f - 1;
+                    ImVec2 a(g.x + j * cell, g.y + i * cell);
+                    float w = src[size_t(i) * G + j];
+                    // a block's mean weight is about 1/f of a cell's: scale back up so the maps read the same
+                    dl->AddRectFilled(a, ImVec2(a.x + cell, a.y + cell), masked ? k_masked_colour : colormap(w * f));
+                }
+            bool over = hovered && m.x >= g.x && m.x < g.x + map && m.y >= g.y && m.y < g.y + map;
+            bool current = l == st.layer && h == st.head;
+            if (over || current)
+                dl->AddRect(ImVec2(g.x - 1, g.y - 1), ImVec2(g.x + map + 1, g.y + map + 1),
+                            over ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 220, 80, 200), 0, 0, over ? 2.0f : 1.0f);
+            if (l == 0 && h == 0) {
+                layout.heatmap = ImVec4(g.x * fb.x, g.y * fb.y, map * fb.x, map * fb.y);
+                layout.heatmap_T = G;
+                layout.masked_colour = k_masked_colour;
+            }
+            if (over) {
+                ImGui::SetTooltip("layer %d, head %d (click to open)", l, h);
+                if (clicked) {
+                    st.layer = l;
+                    st.head = h;
+                    st.all_heads = false;
+                    tt.set_attention_all(false);
+                    tt.set_attention_view(st.element, l, h);
+                }
+            }
+        }
+    }
+}
+
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     if (!snap.has_model) {
         ImGui::TextWrapped("No model yet.");
@@ -59,7 +130,18 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     st.layer = std::clamp(st.layer, 0, std::max(0, L - 1));
     st.head = std::clamp(st.head, 0, std::max(0, NH - 1));
     if (changed) tt.set_attention_view(st.element, st.layer, st.head);
-    ImGui::SameLine();
+    if (L * NH > 1) {
+        if (ImGui::Checkbox("all heads (H)", &st.all_heads)) tt.set_attention_all(st.all_heads);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every layer x head as a small map, updated live");
+        if (st.all_heads) {
+            draw_all_heads(st, snap, tt, layout);
+            return;
+        }
+    } else if (st.all_heads) {
+        st.all_heads = false;  // one map is all there is
+        tt.set_attention_all(false);
+    }
+    if (L * NH > 1) ImGui::SameLine();
     ImGui::Checkbox("values", &st.show_values);
     ImGui::SameLine();
     ImGui::TextDisabled("rows=query cols=key");

@@ -39,12 +39,15 @@ static Config live_candidate(const Config& running, const Config& edit) {
     c.top_k = edit.top_k;
     c.sample_chars = edit.sample_chars;
     c.max_iters = edit.max_iters;
+    c.dropout = edit.dropout;  // the mask and dropout change no shapes: the trainer re-records
+    c.causal = edit.causal;
     return c;
 }
 
 static bool restart_fields_differ(const Config& a, const Config& b) {
     return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.head_size != b.head_size ||
-           a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed;
+           a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed || a.kind != b.kind || a.ffn != b.ffn ||
+           a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos;
 }
 
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) {
@@ -94,7 +97,21 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     field_error(errs, "--top-k");
     changed |= ImGui::InputInt("sample length", &e.sample_chars, 50, 500);
     field_error(errs, "--sample-chars");
+    ImGui::BeginDisabled(snap.cfg.kind == ModelKind::Bigram);
+    changed |= ImGui::SliderFloat("dropout", &e.dropout, 0.0f, 0.9f, "%.2f");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("On attention weights and both residual branches, training steps only (the lecture's 0.2)");
+    field_error(errs, "--dropout");
+    changed |= ImGui::Checkbox("causal mask", &e.causal);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Off: an encoder, every position also sees the future (the loss then drops by cheating)");
+    ImGui::EndDisabled();
     ImGui::InputInt("fps cap", &st.fps_cap);
+    ImGui::Checkbox("save CPU while unwatched", &st.save_cpu);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("While training and nobody touches the window, draw only as often as keeps drawing under "
+                          "15%% of the time (software Vulkan draws on the same CPU cores that train). Any input brings "
+                          "the full frame rate back.");
     if (st.fps_cap < 1 || st.fps_cap > 240) {
         ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
         ImGui::TextWrapped("fps cap must be between 1 and 240 (got %d); kept at the last valid value", st.fps_cap);
@@ -112,6 +129,19 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
             if (ImGui::Selectable(name.c_str(), name == e.preset)) e.apply_preset(name);  // the lecture's settings
         ImGui::EndCombo();
     }
+    {
+        Config base = e;
+        base.apply_preset(e.preset);
+        bool custom = base.block_size != e.block_size || base.n_embd != e.n_embd || base.n_head != e.n_head ||
+                      base.head_size != e.head_size || base.n_layer != e.n_layer || base.ffn != e.ffn ||
+                      base.residual != e.residual || base.layernorm != e.layernorm || base.use_pos != e.use_pos ||
+                      base.dropout != e.dropout || base.causal != e.causal;
+        double ref = Config::lecture_val_loss(e.preset);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        if (ref > 0) ImGui::TextWrapped("lecture val loss %.2f%s", ref, custom ? " (switches changed from the preset)" : "");
+        else if (custom) ImGui::TextWrapped("switches changed from the preset");
+        ImGui::PopStyleColor();
+    }
     ImGui::InputInt("block size (T)", &e.block_size);
     auto rerrs = validate(e);
     field_error(rerrs, "--block-size");
@@ -125,6 +155,16 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     field_error(rerrs, "--head-size");
     ImGui::InputInt("n_layer", &e.n_layer);
     field_error(rerrs, "--n-layer");
+    ImGui::Checkbox("feed-forward", &e.ffn);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Linear + ReLU after attention (C -> 4C -> C inside residual blocks)");
+    ImGui::SameLine();
+    ImGui::Checkbox("residual", &e.residual);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("x + proj(attention), x + ffn: the lecture's Block");
+    ImGui::Checkbox("LayerNorm", &e.layernorm);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pre-norm in each block and a final LayerNorm before lm_head");
+    ImGui::SameLine();
+    ImGui::Checkbox("positions", &e.use_pos);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Position embeddings; off, attention has no notion of order");
     ImGui::EndDisabled();
     ImGui::InputScalar("seed", ImGuiDataType_U64, &e.seed);
     ImGui::PushItemWidth(-1);

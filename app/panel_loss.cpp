@@ -18,6 +18,58 @@ static const ImU32 k_val_colour = IM_COL32(255, 150, 50, 255);
 static const ImU32 k_ref_colour = IM_COL32(200, 200, 120, 200);
 static const ImU32 k_grid_colour = IM_COL32(60, 60, 70, 255);
 static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
+static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
+// Ghost runs cycle through these (none close to the train blue or the val orange).
+static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
+                                        IM_COL32(110, 220, 230, 255), IM_COL32(230, 230, 110, 255),
+                                        IM_COL32(180, 140, 255, 255), IM_COL32(240, 120, 110, 255)};
+
+static ImU32 ghost_colour(uint64_t id, int alpha) {
+    ImU32 c = k_ghost_colours[id % (sizeof k_ghost_colours / sizeof k_ghost_colours[0])];
+    return (c & 0x00FFFFFFu) | (ImU32(alpha) << 24);
+}
+
+// Takes the runs the thread finished since the last frame.
+static void take_finished_runs(LossState& st, const Snapshot& snap) {
+    for (const FinishedRun& r : snap.finished_runs)
+        if (r.id > st.ghosts_seen) {
+            st.ghosts.push_back({r.id, r.name, r.evals, true});
+            st.ghosts_seen = r.id;
+        }
+    if (st.ghosts.size() > 12) st.ghosts.erase(st.ghosts.begin());  // the oldest go first
+}
+
+// The list under the plot: show/hide, colour, editable name, remove; Clear all.
+static void draw_ghost_list(LossState& st, float height) {
+    ImGui::BeginChild("##ghosts", ImVec2(0, height), false);
+    ImGui::TextDisabled("Earlier runs (val solid, train faint)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Hide all"))
+        for (Ghost& g : st.ghosts) g.visible = false;
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Clear all")) st.ghosts.clear();
+    int remove = -1;
+    for (int i = int(st.ghosts.size()) - 1; i >= 0; i--) {  // newest first
+        Ghost& g = st.ghosts[i];
+        ImGui::PushID(int(g.id));
+        ImGui::Checkbox("##show", &g.visible);
+        ImGui::SameLine();
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        float h = ImGui::GetFrameHeight();
+        ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.35f), ImVec2(p.x + 14, p.y + h * 0.65f),
+                                                  ghost_colour(g.id, 255));
+        ImGui::Dummy(ImVec2(16, h));
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x - 30));
+        ImGui::InputText("##name", &g.name);
+        ImGui::SameLine();
+        if (ImGui::SmallButton("x")) remove = i;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Remove this run from the plot");
+        ImGui::PopID();
+    }
+    if (remove >= 0) st.ghosts.erase(st.ghosts.begin() + remove);
+    ImGui::EndChild();
+}
 
 // A 1-2-5 step giving about `n` intervals over `range`.
 static double nice_step(double range, int n) {
@@ -63,7 +115,11 @@ static void legend_item(ImU32 col, const char* label) {
 }
 
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
+    take_finished_runs(st, snap);
     ImGui::Checkbox("log y", &st.log_y);
+    ImGui::SameLine();
+    ImGui::Checkbox("all lecture refs", &st.all_refs);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every preset's val loss from the lecture, faint; the current one bold");
     ImGui::SameLine(0, 16);
     legend_item(k_train_colour, "train estimate");
     legend_item(k_val_colour, "val estimate");
@@ -83,9 +139,18 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+    float list_h = 0;
+    if (!st.ghosts.empty()) {
+        float row = ImGui::GetFrameHeightWithSpacing();
+        list_h = std::min(avail.y * 0.4f, row * (1 + std::min<float>(3, float(st.ghosts.size()))) + 4);
+        avail.y -= list_h;
+    }
     const float left = 46, bottom = 20;
     ImVec2 a(p0.x + left, p0.y + 4), b(p0.x + avail.x - 6, p0.y + avail.y - bottom);
-    if (b.x - a.x < 40 || b.y - a.y < 30) return;
+    if (b.x - a.x < 40 || b.y - a.y < 30) {
+        if (list_h > 0) draw_ghost_list(st, list_h);
+        return;
+    }
     ImGui::InvisibleButton("##lossplot", avail);
     bool hovered = ImGui::IsItemHovered();
     dl->AddRectFilled(a, b, k_bg_colour);
@@ -101,9 +166,16 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     for (float v : raw)
         if (std::isfinite(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
     for (auto& e : snap.evals) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+    int ghost_xmax = 0;
+    for (const Ghost& g : st.ghosts)
+        if (g.visible && !g.evals.empty()) {
+            for (auto& e : g.evals)
+                if (e.step > 0) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+            ghost_xmax = std::max(ghost_xmax, g.evals.back().step);
+        }
     lo = std::max(lo * 0.95, 1e-3);
     hi = hi * 1.03;
-    int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step});
+    int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step, ghost_xmax});
     auto ty = [&](double v) { return st.log_y ? std::log(std::max(v, 1e-6)) : v; };
     double tlo = ty(lo), thi = ty(hi);
     auto px = [&](double step) { return a.x + float(step / xmax) * (b.x - a.x); };
@@ -144,19 +216,54 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     }
     if (pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), k_raw_colour, 0, 1.0f);
 
-    // reference lines from the lecture
-    struct Ref { double v; std::string label; };
-    std::vector<Ref> refs = {{ref_bigram, "bigram 2.5 (lecture)"}, {ref_head, "single head 2.4 (lecture)"}};
-    if (ref_own > 0 && ref_own != ref_bigram && ref_own != ref_head) {
+    // reference lines from the lecture: the current preset's bold and labelled, the others faint, labelled where room
+    std::vector<std::pair<float, float>> taken;  // label y ranges already used
+    auto free_at = [&](float y0, float y1) {
+        for (auto& t : taken)
+            if (y0 < t.second && y1 > t.first) return false;
+        return true;
+    };
+    auto ref_line = [&](const std::string& preset, double v, bool own) {
+        float y = py(v);
+        if (y < a.y - 1 || y > b.y + 1) return;
+        ImU32 col = own ? k_ref_colour : k_ref_faint;
+        if (own) dashed_hline(dl, a.x, b.x, y, col);
+        else
+            for (float x = a.x; x < b.x; x += 8) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 3, b.x), y), col, 1.0f);
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%s %.2f (lecture)", snap.cfg.preset.c_str(), ref_own);
-        refs.push_back({ref_own, buf});
+        std::snprintf(buf, sizeof buf, own ? "%s %.2f (lecture)" : "%s %.2f", preset.c_str(), v);
+        ImVec2 ts = ImGui::CalcTextSize(buf);
+        for (float ly : {y - ts.y - 1, y + 1})
+            if (free_at(ly, ly + ts.y)) {
+                taken.push_back({ly, ly + ts.y});
+                dl->AddText(ImVec2(b.x - ts.x - 4, ly), own ? col : IM_COL32(200, 200, 120, 140), buf);
+                break;
+            }
+    };
+    if (ref_own > 0) ref_line(snap.cfg.preset, ref_own, true);
+    for (const std::string& name : Config::preset_names()) {
+        double v = Config::lecture_val_loss(name);
+        bool keep = st.all_refs || (ref_own <= 0 && (name == "bigram" || name == "single-head"));
+        if (v > 0 && name != snap.cfg.preset && keep) ref_line(name, v, false);
     }
-    for (const Ref& r : refs) {
-        float y = py(r.v);
-        dashed_hline(dl, a.x, b.x, y, k_ref_colour);
-        ImVec2 ts = ImGui::CalcTextSize(r.label.c_str());
-        dl->AddText(ImVec2(b.x - ts.x - 4, r.v == ref_head ? y + 1 : y - ts.y - 1), k_ref_colour, r.label.c_str());
+
+    // earlier runs: val solid, train faint, both thinner than the current run
+    for (const Ghost& g : st.ghosts) {
+        if (!g.visible || g.evals.size() < 2) continue;
+        for (int which = 0; which < 2; which++) {
+            pts.clear();
+            size_t gn = g.evals.size(), gper = std::max<size_t>(1, (gn + cols - 1) / cols);
+            for (size_t i = 0; i < gn; i += gper) {
+                const EvalPoint& e = g.evals[i];
+                pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
+            }
+            const EvalPoint& last = g.evals.back();
+            if ((gn - 1) % gper) pts.push_back(ImVec2(px(last.step), py(which == 0 ? last.train : last.val)));
+            dl->AddPolyline(pts.data(), int(pts.size()), ghost_colour(g.id, which == 0 ? 70 : 190), 0,
+                            which == 0 ? 1.0f : 1.5f);
+        }
+        ImVec2 end(px(g.evals.back().step), py(g.evals.back().val));
+        dl->AddCircleFilled(end, 3.0f, ghost_colour(g.id, 220));
     }
 
     // estimates, thinned when there are more than pixel columns
@@ -189,8 +296,17 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         for (auto& e : snap.evals)
             if (!best || std::abs(e.step - s) < std::abs(best->step - s)) best = &e;
         if (best) ImGui::Text("estimate at step %d: train %.4f, val %.4f", best->step, best->train, best->val);
+        for (const Ghost& g : st.ghosts) {
+            if (!g.visible || g.evals.empty()) continue;
+            const EvalPoint* gb = nullptr;
+            for (auto& e : g.evals)
+                if (!gb || std::abs(e.step - s) < std::abs(gb->step - s)) gb = &e;
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ghost_colour(g.id, 255)), "%s @%d: val %.4f", g.name.c_str(),
+                               gb->step, gb->val);
+        }
         ImGui::EndTooltip();
     }
+    if (list_h > 0) draw_ghost_list(st, list_h);
 }
 
 }  // namespace attn

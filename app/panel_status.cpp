@@ -30,6 +30,10 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
                 snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps, fps_cap,
                 snap.cfg.preset.c_str(), snap.params, snap.vocab, base_name(snap.corpus_name).c_str(),
                 human_bytes(snap.corpus_bytes).c_str(), st.device_name.c_str());
+    if (st.saving) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("| fewer frames while unwatched: move the mouse for %d fps", fps_cap);
+    }
     if (!st.notice.empty()) {
         ImGui::SameLine();
         ImGui::TextDisabled("| %s", st.notice.c_str());

@@ -22,13 +22,25 @@ struct ControlsState {
     Config edit;              // what the fields show
     std::string corpus_path;  // field for Apply & restart
     int fps_cap = 30;
+    bool save_cpu = true;  // unwatched (no input) while training: drawing takes at most a small share of the time
     bool initialised = false;
 };
 // Returns true when the user pressed the screenshot button.
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 
+// A finished run drawn faintly behind the current one (A/B); the user can hide, rename or remove it.
+struct Ghost {
+    uint64_t id = 0;
+    std::string name;
+    std::vector<EvalPoint> evals;
+    bool visible = true;
+};
+
 struct LossState {
     bool log_y = false;
+    bool all_refs = true;        // every preset's lecture value (faint), not just the current one's
+    std::vector<Ghost> ghosts;   // oldest first
+    uint64_t ghosts_seen = 0;    // the last FinishedRun id taken from the Snapshot
     std::string csv_path = "attnlab_loss.csv";
     std::string csv_message;
 };
@@ -40,6 +52,7 @@ struct AttentionState {
     int element = 0, layer = 0, head = 0;
     int first = 0;  // first position shown when T is too large for the panel
     bool show_values = true;
+    bool all_heads = false;  // a grid of every layer x head instead of one map
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 
@@ -48,10 +61,22 @@ struct SamplesState {
 };
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 
+struct PerfState {
+    bool profiling = true;  // per-kernel GPU timestamps (what the thread was last told)
+    bool told = false;      // whether the thread has been told at all
+    double build_ms = 0, render_ms = 0;  // the UI thread's cost per frame (smoothed): panels, then draw + present
+    void note_frame(double build, double render) {
+        build_ms = build_ms > 0 ? 0.95 * build_ms + 0.05 * build : build;
+        render_ms = render_ms > 0 ? 0.95 * render_ms + 0.05 * render : render;
+    }
+};
+void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt);
+
 struct StatusState {
     double fps = 0;
     std::string device_name;
     std::string notice;  // e.g. where the last screenshot went
+    bool saving = false;  // the frame rate is below the cap to leave the CPU to training
 };
 void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 

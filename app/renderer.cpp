@@ -299,9 +299,14 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     pi.pSwapchains = &sc;
     pi.pImageIndices = &index;
     {
-        // One queue for training and drawing: every submit and present takes the context's lock.
-        std::lock_guard lk(m_ctx.queue_mutex());
+        // One queue for training and drawing: every submit and present takes the context's lock. A software
+        // present (lavapipe) blocks until the frame is drawn, so wait for that without the lock: the training
+        // thread can submit meanwhile instead of stalling for the whole frame.
+        std::unique_lock lk(m_ctx.queue_mutex());
         VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
+        lk.unlock();
+        VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        lk.lock();
         r = vkQueuePresentKHR(m_ctx.queue(), &pi);
     }
     if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR)

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "model/model.h"
 
 namespace attn {
 
@@ -54,6 +58,7 @@ void TrainingThread::restart(const Config& cfg, const std::string& path) {
         p.restart_path = path;
     });
 }
+void TrainingThread::set_causal(bool on) { post([&](Pending& p) { p.causal = on ? 1 : 0; }); }
 void TrainingThread::set_live(const Config& cfg) {
     post([&](Pending& p) {
         p.live = true;
@@ -71,6 +76,23 @@ void TrainingThread::set_attention_view(int b, int layer, int head) {
     });
 }
 
+void TrainingThread::set_attention_all(bool on) {
+    post([&](Pending& p) {
+        if (p.att_all != on) p.reslice = true;
+        p.att_all = on;
+    });
+}
+void TrainingThread::set_profiling(bool on) {
+    post([&](Pending& p) {
+        if (p.profiling != on) p.profiling_changed = true;
+        p.profiling = on;
+    });
+}
+void TrainingThread::set_frame_rate(int fps) {
+    std::lock_guard lk(m_mutex);  // no wake-up needed: read before the next step
+    m_pending.frame_rate = std::clamp(fps, 1, 240);
+}
+
 bool TrainingThread::poll(Snapshot& out) {
     std::lock_guard lk(m_mutex);
     if (out.version == m_snap.version) return false;
@@ -80,9 +102,67 @@ bool TrainingThread::poll(Snapshot& out) {
 
 void TrainingThread::publish() { m_snap.version++; }
 
+// e.g. "multi-head L1 H4x8 C32 T8 ffn: val 2.281"
+static std::string run_name(const Config& c, double val) {
+    std::string d = c.preset;
+    if (c.kind == ModelKind::Bigram) {
+        d += " T" + std::to_string(c.block_size);
+    } else {
+        d += " L" + std::to_string(c.n_layer) + " H" + std::to_string(c.n_head) + "x" + std::to_string(c.hs()) + " C" +
+             std::to_string(c.n_embd) + " T" + std::to_string(c.block_size);
+        if (c.ffn) d += " ffn";
+        if (c.residual) d += " res";
+        if (c.layernorm) d += " ln";
+        if (c.dropout > 0) {
+            char buf[24];
+            std::snprintf(buf, sizeof buf, " drop%.2g", c.dropout);
+            d += buf;
+        }
+        if (!c.causal) d += " no-mask";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ": val %.3f", val);
+    return d + buf;
+}
+
+void TrainingThread::keep_finished_run() {
+    Snapshot& s = m_snap;
+    if (!s.has_model || s.evals.empty() || s.evals.back().step <= 0) return;  // nothing trained: nothing to compare
+    FinishedRun r;
+    r.id = ++m_finished_total;
+    r.name = run_name(s.cfg, s.evals.back().val);
+    r.evals = s.evals;
+    s.finished_runs.push_back(std::move(r));
+    if (s.finished_runs.size() > 8) s.finished_runs.erase(s.finished_runs.begin());
+}
+
+void TrainingThread::update_profile() {
+    auto times = m_trainer->last_kernel_times();
+    if (times.empty()) return;
+    const size_t keep = 32;
+    if (m_kernel_hist.size() < keep) m_kernel_hist.push_back(std::move(times));
+    else m_kernel_hist[m_kernel_next] = std::move(times);
+    m_kernel_next = (m_kernel_next + 1) % keep;
+    std::map<std::string, KernelTime> by_name;
+    for (auto& step : m_kernel_hist)
+        for (auto& [name, ms] : step) {
+            KernelTime& k = by_name[name];
+            k.ms += ms;
+            k.count++;
+        }
+    std::vector<KernelTime> out;
+    double n = double(m_kernel_hist.size());
+    for (auto& [name, k] : by_name) out.push_back({name, k.ms / n, int(k.count / n + 0.5)});
+    std::sort(out.begin(), out.end(), [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
+    std::lock_guard lk(m_mutex);
+    m_snap.kernel_times = std::move(out);
+    m_snap.kernel_steps = int(m_kernel_hist.size());
+}
+
 bool TrainingThread::has_work() const {
     const Pending& p = m_pending;
-    if (p.quit || p.reset || p.restart || p.live || p.sample || p.reslice) return true;
+    if (p.quit || p.reset || p.restart || p.live || p.sample || p.reslice || p.profiling_changed) return true;
+    if (p.causal >= 0) return true;
     if (!m_trainer || m_snap.fatal) return false;
     bool finished = m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
     return !finished && (p.step_once > 0 || p.running);
@@ -96,6 +176,16 @@ void TrainingThread::build(const Config& cfg) {
     }
     m_trainer.reset();
     m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg);
+    bool profiling;
+    {
+        std::lock_guard lk(m_mutex);
+        profiling = m_pending.profiling;
+        m_pending.profiling_changed = false;
+    }
+    m_trainer->set_profiling(profiling);
+    m_kernel_hist.clear();
+    m_kernel_next = 0;
+    m_built_at = Clock::now();
     m_cfg = cfg;
     m_att_full.clear();
     m_trainer->set_display_batch(std::clamp(m_att_element, 0, cfg.batch_size - 1));
@@ -105,8 +195,16 @@ void TrainingThread::build(const Config& cfg) {
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
+        keep_finished_run();
         s.step = 0;
         s.has_model = true;
+        s.att_all.clear();
+        s.att_grid = s.att_layers = s.att_heads = 0;
+        s.profiling = profiling;
+        s.kernel_times.clear();
+        s.kernel_steps = 0;
+        s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
+        s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t);
         s.step_losses.clear();
         s.evals.clear();
         s.samples.clear();
@@ -133,8 +231,12 @@ void TrainingThread::do_eval() {
         m_snap.busy = "estimating the loss";
         publish();
     }
+    auto t0 = Clock::now();
     EvalResult e = m_trainer->estimate_loss();
+    double s_eval = std::chrono::duration<double>(Clock::now() - t0).count();
     std::lock_guard lk(m_mutex);
+    m_snap.eval_s += s_eval;
+    m_snap.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
     m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val});
     m_snap.busy.clear();
     publish();
@@ -157,6 +259,8 @@ void TrainingThread::do_sample() {
     s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(text)});
     if (s.samples.size() > 200) s.samples.erase(s.samples.begin());
     s.sample_ms = ms;
+    s.sample_s += ms * 1e-3;
+    s.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
     s.sample_every_steps = s.ms_per_step > 0 ? std::max(1, int(3.0 * ms / s.ms_per_step + 0.5)) : 0;
     publish();
 }
@@ -169,6 +273,24 @@ void TrainingThread::slice_attention() {
     size_t at = (size_t(layer) * m_cfg.n_head + head) * per;
     std::vector<float> att;
     if (m_att_full.size() >= at + per) att.assign(m_att_full.begin() + at, m_att_full.begin() + at + per);
+    // all heads: every (T,T) map averaged over blocks of f x f, at most 32 x 32 cells each
+    std::vector<float> all;
+    int L = m_cfg.n_layer, NH = m_cfg.n_head, f = (T + 31) / 32, G = (T + f - 1) / f;
+    if (m_att_all && m_att_full.size() >= size_t(L) * NH * per) {
+        all.assign(size_t(L) * NH * G * G, 0.0f);
+        std::vector<int> cnt(size_t(G) * G, 0);
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) cnt[size_t(i / f) * G + j / f]++;
+        for (int m = 0; m < L * NH; m++) {
+            const float* src = m_att_full.data() + size_t(m) * per;
+            float* dst = all.data() + size_t(m) * G * G;
+            for (int i = 0; i < T; i++) {
+                float* row = dst + size_t(i / f) * G;
+                for (int j = 0; j < T; j++) row[j / f] += src[size_t(i) * T + j];
+            }
+            for (size_t k = 0; k < size_t(G) * G; k++) dst[k] /= float(cnt[k]);
+        }
+    }
     int b = m_shown_b;
     std::vector<uint32_t> toks = m_trainer->last_batch_tokens(b);
     std::vector<std::string> chars;
@@ -181,6 +303,10 @@ void TrainingThread::slice_attention() {
     m_snap.att_element = b;
     m_snap.att_layer = layer;
     m_snap.att_head = head;
+    m_snap.att_all = std::move(all);
+    m_snap.att_grid = m_snap.att_all.empty() ? 0 : G;
+    m_snap.att_layers = L;
+    m_snap.att_heads = NH;
     publish();
 }
 
@@ -193,8 +319,9 @@ void TrainingThread::do_step(bool force_attention) {
     m_train_s_since_sample += s_step;
     m_weights_changed = true;
     int step = m_trainer->step_count();
-    // Every step while steps are slower than the screen; otherwise ~60 times a second is all anyone can see.
-    bool read = force_attention || t1 - m_last_att_read >= std::chrono::milliseconds(16) ||
+    if (m_snap.profiling) update_profile();  // m_snap.profiling is only written by this thread
+    // Every step while steps are slower than the screen; otherwise once per frame is all anyone can see.
+    bool read = force_attention || t1 - m_last_att_read >= m_att_period ||
                 (m_exit_after > 0 && step >= m_exit_after);
     if (read) {
         m_last_att_read = t1;
@@ -210,6 +337,9 @@ void TrainingThread::do_step(bool force_attention) {
         double ms = s_step * 1e3;
         s.ms_per_step = s.ms_per_step > 0 ? 0.9 * s.ms_per_step + 0.1 * ms : ms;
         s.gpu_ms = r.gpu_ms;
+        s.train_s += s_step;
+        s.wall_s = std::chrono::duration<double>(t1 - m_built_at).count();
+        s.device_bytes = m_ctx.allocated_bytes();
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
         if (!r.finite) {
             s.message = "training diverged at step " + std::to_string(step) +
@@ -261,7 +391,11 @@ void TrainingThread::run() {
             if (m_pending.quit) return;
             p = m_pending;
             m_pending.reset = m_pending.restart = m_pending.live = m_pending.sample = m_pending.reslice = false;
+            m_pending.causal = -1;
             if (m_pending.step_once > 0) m_pending.step_once--;
+            m_pending.profiling_changed = false;
+            m_att_all = m_pending.att_all;
+            m_att_period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / p.frame_rate));
             m_snap.running = m_pending.running;
         }
         try {
@@ -283,16 +417,36 @@ void TrainingThread::run() {
             } else if (p.reset && !m_snap.fatal) {
                 build(m_cfg);
             }
+            if (p.causal >= 0 && m_trainer) {  // set_causal
+                Config c = m_trainer->config();
+                c.causal = p.causal == 1;
+                m_trainer->set_live(c);
+                m_cfg = m_trainer->config();
+                std::lock_guard lk(m_mutex);
+                m_snap.cfg = m_cfg;
+                publish();
+            }
             if (p.live && m_trainer) {
                 Config c = m_cfg;
                 c.lr = p.live_cfg.lr; c.weight_decay = p.live_cfg.weight_decay; c.batch_size = p.live_cfg.batch_size;
                 c.eval_interval = p.live_cfg.eval_interval; c.eval_iters = p.live_cfg.eval_iters;
                 c.temperature = p.live_cfg.temperature; c.top_k = p.live_cfg.top_k; c.sample_chars = p.live_cfg.sample_chars;
                 c.max_iters = p.live_cfg.max_iters;
+                c.causal = p.live_cfg.causal; c.dropout = p.live_cfg.dropout;
                 m_trainer->set_live(c);
                 m_cfg = m_trainer->config();
                 std::lock_guard lk(m_mutex);
                 m_snap.cfg = m_cfg;
+                publish();
+            }
+            if (p.profiling_changed && m_trainer) {
+                m_trainer->set_profiling(p.profiling);
+                m_kernel_hist.clear();
+                m_kernel_next = 0;
+                std::lock_guard lk(m_mutex);
+                m_snap.profiling = p.profiling;
+                m_snap.kernel_times.clear();
+                m_snap.kernel_steps = 0;
                 publish();
             }
             if (p.reslice && m_trainer) {

@@ -17,6 +17,20 @@ struct EvalPoint {
     double train = 0, val = 0;
 };
 
+// A finished run kept for comparison on the loss plot (made when a run is reset or restarted).
+struct FinishedRun {
+    uint64_t id = 0;        // 1, 2, ... in order of finishing
+    std::string name;       // preset + short description + final val loss
+    std::vector<EvalPoint> evals;
+};
+
+// Mean GPU time of one kernel (by name) per step, over recent profiled steps.
+struct KernelTime {
+    std::string name;
+    double ms = 0;   // summed over every dispatch of that name in a step
+    int count = 0;   // dispatches of that name per step
+};
+
 struct SampleEntry {
     int step = 0;
     double val_loss = 0;  // the latest estimate when the sample was taken (0: none yet)
@@ -49,6 +63,17 @@ struct Snapshot {
     size_t corpus_bytes = 0;
     int vocab = 0;
     size_t params = 0;
+    std::vector<FinishedRun> finished_runs;  // the last few finished runs, oldest first (ids keep counting)
+    // all-heads view (when asked for): (att_layers, att_heads, att_grid, att_grid), each T x T map averaged in blocks
+    std::vector<float> att_all;
+    int att_grid = 0, att_layers = 0, att_heads = 0;
+    // performance
+    bool profiling = false;
+    std::vector<KernelTime> kernel_times;  // mean over the last steps, largest first (empty: profiling off)
+    int kernel_steps = 0;                  // how many steps kernel_times averages
+    double train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0;  // since the model was built
+    size_t gpu_bytes = 0;                  // parameters, gradients, moments, activations and the corpus on the GPU
+    uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
     bool done = false;              // --exit-after-steps reached, final eval and sample made
     bool fatal = false;             // the device failed: nothing more will happen
 };
@@ -67,10 +92,18 @@ public:
     void reset();  // new weights, same config; histories cleared
     void restart(const Config& cfg, const std::string& corpus_path);
     void set_live(const Config& cfg);
+    // The Lab's encoder toggle: the live model's causal mask on (decoder) or off (encoder), from the next step.
+    void set_causal(bool on);
     void request_sample();
     void set_prompt(const std::string& prompt);
     // Which map to show: batch element b (from the next step on), layer, head.
     void set_attention_view(int b, int layer, int head);
+    // Whether to publish every layer x head (downsampled) for the all-heads grid.
+    void set_attention_all(bool on);
+    // Per-kernel GPU timestamps for the performance panel (a little extra cost per step).
+    void set_profiling(bool on);
+    // The window's frame rate: attention is read back no more often than it can be shown.
+    void set_frame_rate(int fps);
 
     // Copies the snapshot into `out` when it changed since out.version; returns whether it did.
     bool poll(Snapshot& out);
@@ -80,6 +113,9 @@ private:
         bool running = true;
         int step_once = 0;
         bool reset = false, restart = false, live = false, sample = false, reslice = false, quit = false;
+        int causal = -1;  // set_causal: 1 on, 0 off, -1 nothing pending
+        bool att_all = false, profiling = true, profiling_changed = true;
+        int frame_rate = 30;
         Config restart_cfg, live_cfg;
         std::string restart_path, prompt;
         int att_element = 0, att_layer = 0, att_head = 0;
@@ -101,6 +137,8 @@ private:
     void do_sample();
     void slice_attention();
     void publish();  // bumps the version; call with m_mutex held
+    void keep_finished_run();  // the current run's curves as a FinishedRun, before a rebuild; call with m_mutex held
+    void update_profile();     // folds the last step's kernel times into the running means
 
     Context& m_ctx;
     std::unique_ptr<Dataset> m_data;  // outlives m_trainer, which holds a reference
@@ -115,6 +153,12 @@ private:
     Config m_cfg;  // copy for the thread (live values included)
     std::string m_prompt;
     int m_att_element = 0, m_att_layer = 0, m_att_head = 0;
+    bool m_att_all = false;
+    std::chrono::steady_clock::duration m_att_period = std::chrono::milliseconds(33);
+    std::vector<std::vector<std::pair<std::string, double>>> m_kernel_hist;  // last steps' kernel times, ring
+    size_t m_kernel_next = 0;
+    std::chrono::steady_clock::time_point m_built_at{};
+    uint64_t m_finished_total = 0;
 
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;

@@ -18,6 +18,7 @@
 #include <stb_image_write.h>
 
 #include "panels.h"
+#include "panel_lab.h"
 #include "renderer.h"
 
 namespace attn {
@@ -56,6 +57,7 @@ struct Panels {
     AttentionState attention;
     SamplesState samples;
     StatusState status;
+    PerfState perf;
     PanelLayout layout;
 };
 
@@ -112,8 +114,12 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     place("Attention", ImVec2(ctrl_w + half, 0), ImVec2(W - ctrl_w - half, top_h), ImGuiWindowFlags_NoScrollbar);
     draw_attention(p.attention, snap, tt, p.layout);
     ImGui::End();
-    place("Samples", ImVec2(ctrl_w, top_h), ImVec2(W - ctrl_w, main_h - top_h), ImGuiWindowFlags_NoScrollbar);
+    float perf_w = std::floor(std::min(380.0f, (W - ctrl_w) * 0.4f));
+    place("Samples", ImVec2(ctrl_w, top_h), ImVec2(W - ctrl_w - perf_w, main_h - top_h), ImGuiWindowFlags_NoScrollbar);
     draw_samples(p.samples, snap, tt, p.layout);
+    ImGui::End();
+    place("Performance", ImVec2(W - perf_w, top_h), ImVec2(perf_w, main_h - top_h), ImGuiWindowFlags_NoScrollbar);
+    draw_perf(p.perf, snap, tt);
     ImGui::End();
     place("##status", ImVec2(0, main_h), ImVec2(W, status_h), ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar);
     draw_status(p.status, snap, p.controls.fps_cap);
@@ -138,31 +144,62 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     p.controls.fps_cap = o.fps;
     p.status.device_name = ctx.device_name();
     Snapshot snap;
+    LabState lab;  // after tt: the Lab's worker thread is joined first
     int fps_cap = o.fps, frames_after_done = 0;
+    tt.set_frame_rate(fps_cap);
     auto next = Clock::now(), last = Clock::now();
+    auto last_input = Clock::now();
+    int fps_frames = 0;
+    bool snap_changed = true;
     while (!glfwWindowShouldClose(win)) {
         if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
             glfwWaitEvents();  // minimised: sleep until something happens, training goes on
             continue;
         }
-        if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240) fps_cap = p.controls.fps_cap;
+        if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
+            fps_cap = p.controls.fps_cap;
+            tt.set_frame_rate(fps_cap);
+        }
         auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
+        // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second; while it
+        // trains unwatched (no input), drawing gets at most k_draw_share of the time, the CPU going to training.
+        bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
+        p.status.saving = false;
+        if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done))
+            period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
+        else if (user_idle && p.controls.save_cpu && snap.running) {
+            const double k_draw_share = 0.15;
+            auto budget = std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double, std::milli>((p.perf.build_ms + p.perf.render_ms) / k_draw_share));
+            p.status.saving = budget > period;
+            period = std::max(period, budget);
+        }
         std::this_thread::sleep_until(next);
         auto now = Clock::now();
         next = std::max(next + period, now);
+        // frames counted over half-second windows: steady at a few frames a second too
+        fps_frames++;
         double dt = std::chrono::duration<double>(now - last).count();
-        last = now;
-        if (dt > 0) p.status.fps = p.status.fps > 0 ? 0.9 * p.status.fps + 0.1 / dt : 1.0 / dt;
+        if (dt >= 0.5) {
+            p.status.fps = fps_frames / dt;
+            fps_frames = 0;
+            last = now;
+        }
         glfwPollEvents();
-        tt.poll(snap);
+        snap_changed = tt.poll(snap);
         if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
             std::fprintf(stderr, "error: %s\n", snap.message.c_str());
             return 2;
         }
 
+        auto t_build = Clock::now();
         ImGui_ImplVulkan_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();
+        bool input = !presses.keys.empty() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
+                     io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0 || io.WantTextInput;
+        for (bool down : io.MouseDown) input |= down;
+        if (input) last_input = now;
         bool shot = false;
         for (int key : presses.keys) {
             if (key == GLFW_KEY_F12) shot = true;
@@ -170,15 +207,25 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
             if (key == GLFW_KEY_SPACE) tt.toggle_running();
             if (key == GLFW_KEY_S) tt.step_once();
             if (key == GLFW_KEY_R) tt.reset();
+            if (key == GLFW_KEY_H) {  // all heads grid on/off
+                p.attention.all_heads = !p.attention.all_heads;
+                tt.set_attention_all(p.attention.all_heads);
+            }
+            if (key == GLFW_KEY_L) lab.open = !lab.open;
         }
         presses.keys.clear();
         shot |= draw_panels(p, snap, tt);
+        draw_lab(lab, ctx, snap, tt);
         ImGui::Render();
         // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
         bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;
         Image img;
         bool grab = shot || (final_frame && !o.screenshot_path.empty());
-        if (!renderer.render(ImGui::GetDrawData(), grab ? &img : nullptr)) {
+        auto t_render = Clock::now();
+        bool rendered = renderer.render(ImGui::GetDrawData(), grab ? &img : nullptr);
+        p.perf.note_frame(std::chrono::duration<double, std::milli>(t_render - t_build).count(),
+                          std::chrono::duration<double, std::milli>(Clock::now() - t_render).count());
+        if (!rendered) {
             frames_after_done = std::min(frames_after_done, 2);
             continue;
         }
@@ -193,6 +240,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
                     return 1;
                 }
                 write_layout(img, p.layout, path + ".layout");
+                append_lab_layout(lab, path + ".layout");
                 std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
             }
         }

@@ -1,0 +1,100 @@
+// Performance panel: per-kernel GPU time per step (bar chart), step time, eval/sampling share of wall time, GPU memory.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "panels.h"
+
+namespace attn {
+
+static const ImU32 k_bar_colour = IM_COL32(90, 165, 255, 255);
+static const ImU32 k_bar_bg = IM_COL32(40, 40, 48, 255);
+
+static std::string mib(size_t n) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f MiB", n / (1024.0 * 1024.0));
+    return buf;
+}
+
+// One labelled horizontal bar: `frac` of the row filled, label on the left, value on the right.
+static void bar_row(ImDrawList* dl, const char* label, const char* value, float frac, float w, ImU32 col) {
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    float h = ImGui::GetTextLineHeight(), label_w = std::min(190.0f, w * 0.5f), value_w = 66;
+    float bx0 = p.x + label_w, bx1 = p.x + std::max(label_w + 10, w - value_w);
+    dl->AddRectFilled(ImVec2(bx0, p.y + 2), ImVec2(bx1, p.y + h - 1), k_bar_bg);
+    dl->AddRectFilled(ImVec2(bx0, p.y + 2), ImVec2(bx0 + (bx1 - bx0) * std::clamp(frac, 0.0f, 1.0f), p.y + h - 1), col);
+    dl->PushClipRect(p, ImVec2(bx0 - 4, p.y + h), true);
+    dl->AddText(p, IM_COL32(210, 210, 220, 255), label);
+    dl->PopClipRect();
+    dl->AddText(ImVec2(bx1 + 4, p.y), IM_COL32(210, 210, 220, 255), value);
+    ImGui::Dummy(ImVec2(w, h + 1));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", label, value);
+}
+
+void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
+    if (!st.told) {
+        tt.set_profiling(st.profiling);
+        st.told = true;
+    }
+    if (ImGui::Checkbox("profile kernels", &st.profiling)) tt.set_profiling(st.profiling);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("A GPU timestamp after every dispatch of the training step (costs a little).");
+    ImGui::SameLine();
+    ImGui::TextDisabled("GPU memory %s", mib(snap.gpu_bytes).c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Training: parameters, gradients, AdamW moments and one batch of activations "
+                          "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
+                          mib(snap.device_bytes).c_str());
+    if (!snap.has_model) {
+        ImGui::TextDisabled("No model yet.");
+        return;
+    }
+    double host_ms = std::max(0.0, snap.ms_per_step - snap.gpu_ms);
+    ImGui::Text("step %.2f ms wall | GPU %.2f ms | host %.2f ms", snap.ms_per_step, snap.gpu_ms, host_ms);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("wall: the thread's time per step (smoothed); GPU: timestamps around the step; host: the rest "
+                          "(recording, submission, waiting, reading the loss)");
+    ImGui::Text("UI frame: panels %.2f ms | draw + present %.2f ms", st.build_ms, st.render_ms);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The window's own cost per frame; drawing shares the one queue (and the CPU) with training");
+    double wall = snap.wall_s > 0 ? snap.wall_s : 1;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float w = ImGui::GetContentRegionAvail().x;
+    char val[48];
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.train_s / wall);
+    bar_row(dl, "training", val, float(snap.train_s / wall), w, IM_COL32(90, 200, 120, 255));
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.eval_s / wall);
+    bar_row(dl, "evaluation", val, float(snap.eval_s / wall), w, IM_COL32(255, 150, 50, 255));
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.sample_s / wall);
+    bar_row(dl, "sampling", val, float(snap.sample_s / wall), w, IM_COL32(200, 120, 255, 255));
+    ImGui::TextDisabled("share of %.1f s wall time since the model was built", snap.wall_s);
+
+    ImGui::Separator();
+    if (!snap.profiling) {
+        ImGui::TextDisabled("Kernel profiling is off.");
+        return;
+    }
+    if (snap.kernel_times.empty()) {
+        ImGui::TextDisabled("Waiting for a profiled step...");
+        return;
+    }
+    double total = 0;
+    for (auto& k : snap.kernel_times) total += k.ms;
+    double top = snap.kernel_times.front().ms;
+    ImGui::TextDisabled("GPU ms/step by kernel: %.2f ms", total);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Summed over every dispatch of a kernel in one step (xN: N dispatches), mean of the last %d "
+                          "steps", snap.kernel_steps);
+    ImGui::BeginChild("##kernels", ImVec2(0, 0), false);
+    float cw = ImGui::GetContentRegionAvail().x;
+    for (auto& k : snap.kernel_times) {
+        std::snprintf(val, sizeof val, "%.3f ms", k.ms);
+        std::string label = k.count > 1 ? k.name + " x" + std::to_string(k.count) : k.name;
+        bar_row(ImGui::GetWindowDrawList(), label.c_str(), val, top > 0 ? float(k.ms / top) : 0, cw, k_bar_colour);
+    }
+    ImGui::EndChild();
+}
+
+}  // namespace attn
