@@ -2,6 +2,8 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <cstdio>
+
 #include "panels.h"
 
 namespace attn {
@@ -50,11 +52,19 @@ static bool restart_fields_differ(const Config& a, const Config& b) {
            a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos;
 }
 
+void controls_save(ControlsState& st, TrainingThread& tt) { tt.save_checkpoint_to(st.ckpt_path); }
+void controls_load(ControlsState& st, TrainingThread& tt) { tt.load_checkpoint_from(st.ckpt_path); }
+
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) {
     if (!st.initialised && snap.version > 0) {
         st.edit = snap.cfg;
         st.corpus_path = snap.corpus_path;
         st.initialised = true;
+        st.model_id = snap.model_id;
+    }
+    if (snap.model_id != st.model_id) {  // a rebuild (a loaded checkpoint's config too): the fields show it
+        st.edit = snap.cfg;
+        st.model_id = snap.model_id;
     }
     bool screenshot = false;
     ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
@@ -72,10 +82,37 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     if (ImGui::Button("Screenshot (F12)")) screenshot = true;
     // Always one line, so the fields below do not jump while the thread is busy.
     ImGui::TextDisabled("%s%s", snap.busy.c_str(), snap.busy.empty() ? "" : "...");
+    if (snap.diverged) {
+        ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
+        ImGui::TextWrapped("The loss became NaN/Inf at step %d: learning rate %g is probably too high.", snap.diverged_step,
+                           double(snap.diverged_lr));
+        ImGui::PopStyleColor();
+        if (snap.good_step >= 0) {
+            char label[64];
+            std::snprintf(label, sizeof label, "Revert to step %d", snap.good_step);
+            if (ImGui::Button(label)) tt.revert_to_good();
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("The last good state, kept in memory every 100 steps. Stays paused: lower the learning "
+                                  "rate below, then Start.");
+        } else {
+            ImGui::TextWrapped(snap.keeps_good_state ? "No good state kept yet: lower the learning rate and press Reset."
+                                                     : "The model has 50M+ parameters, so no good state is kept in memory "
+                                                       "to revert to: lower the learning rate and press Reset.");
+        }
+    }
 
     // --- live ---
     section("Live (applied at once)");
     Config& e = st.edit;
+    // The mask and dropout follow the running config unless being edited here: the Lab's encoder toggle changes
+    // the mask too, and the next live change must not turn it back.
+    if (st.live_waiting && ((snap.cfg.causal == st.live_sent.causal && snap.cfg.dropout == st.live_sent.dropout) ||
+                            ImGui::GetTime() - st.live_sent_at > 2.0))
+        st.live_waiting = false;
+    if (!st.live_waiting && snap.has_model) {
+        e.causal = snap.cfg.causal;
+        if (!st.dropout_active) e.dropout = snap.cfg.dropout;
+    }
     bool changed = false;
     Config cand = live_candidate(snap.cfg, e);
     auto errs = validate(cand);
@@ -99,6 +136,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     field_error(errs, "--sample-chars");
     ImGui::BeginDisabled(snap.cfg.kind == ModelKind::Bigram);
     changed |= ImGui::SliderFloat("dropout", &e.dropout, 0.0f, 0.9f, "%.2f");
+    st.dropout_active = ImGui::IsItemActive();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("On attention weights and both residual branches, training steps only (the lecture's 0.2)");
     field_error(errs, "--dropout");
@@ -119,7 +157,34 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     }
     if (changed) {
         cand = live_candidate(snap.cfg, e);
-        if (validate(cand).empty()) tt.set_live(cand);
+        if (validate(cand).empty()) {
+            tt.set_live(cand);
+            st.live_waiting = true;
+            st.live_sent_at = ImGui::GetTime();
+            st.live_sent = cand;
+        }
+    }
+
+    // --- checkpoints ---
+    section("Checkpoint");
+    ImGui::PushItemWidth(-1);
+    ImGui::InputText("##ckpt", &st.ckpt_path);
+    ImGui::PopItemWidth();
+    ImGui::BeginDisabled(!snap.has_model || snap.fatal || st.ckpt_path.empty());
+    if (ImGui::Button("Save (Ctrl+S)")) controls_save(st, tt);
+    ImGui::SameLine();
+    if (ImGui::Button("Load (Ctrl+O)")) controls_load(st, tt);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Weights, optimizer state and loss history; the file must come from this corpus.");
+    ImGui::InputInt("autosave (min)", &st.autosave_min);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every N minutes and on quit, to attnlab_autosave.safetensors (0: off)");
+    if (st.autosave_min < 0) st.autosave_min = 0;
+    if (!snap.ckpt_message.empty()) {
+        if (snap.ckpt_error) ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
+        else ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", snap.ckpt_message.c_str());
+        ImGui::PopStyleColor();
     }
 
     // --- restart ---

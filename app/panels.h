@@ -24,8 +24,21 @@ struct ControlsState {
     int fps_cap = 30;
     bool save_cpu = true;  // unwatched (no input) while training: drawing takes at most a small share of the time
     bool initialised = false;
+    uint64_t model_id = 0;  // snap.model_id the fields were last taken from (a loaded checkpoint brings its config)
+    // checkpoints
+    std::string ckpt_path = "attnlab_run.safetensors";
+    int autosave_min = 5;  // 0: off
+    // The causal mask and dropout follow the running config (the Lab can change the mask) unless the user is
+    // editing them or a change sent from here has not reached the running config yet.
+    bool dropout_active = false;
+    bool live_waiting = false;  // set_live sent; waiting for snap.cfg to show it
+    double live_sent_at = 0;    // ImGui::GetTime() of that set_live
+    Config live_sent;
 };
 // Returns true when the user pressed the screenshot button.
+// Ctrl+S / Ctrl+O in the window call these too.
+void controls_save(ControlsState& st, TrainingThread& tt);
+void controls_load(ControlsState& st, TrainingThread& tt);
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 
 // A finished run drawn faintly behind the current one (A/B); the user can hide, rename or remove it.

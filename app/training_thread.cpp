@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "model/model.h"
@@ -64,6 +66,14 @@ void TrainingThread::set_live(const Config& cfg) {
         p.live = true;
         p.live_cfg = cfg;
     });
+}
+void TrainingThread::save_checkpoint_to(const std::string& path) { post([&](Pending& p) { p.save_path = path; }); }
+void TrainingThread::load_checkpoint_from(const std::string& path) { post([&](Pending& p) { p.load_path = path; }); }
+void TrainingThread::revert_to_good() { post([](Pending& p) { p.revert = true; }); }
+void TrainingThread::set_autosave(int minutes, const std::string& path) {
+    std::lock_guard lk(m_mutex);  // read before the next step: no wake-up needed
+    m_pending.autosave_min = std::max(0, minutes);
+    m_pending.autosave_path = path;
 }
 void TrainingThread::request_sample() { post([](Pending& p) { p.sample = true; }); }
 void TrainingThread::set_prompt(const std::string& prompt) { post([&](Pending& p) { p.prompt = prompt; }); }
@@ -162,13 +172,13 @@ void TrainingThread::update_profile() {
 bool TrainingThread::has_work() const {
     const Pending& p = m_pending;
     if (p.quit || p.reset || p.restart || p.live || p.sample || p.reslice || p.profiling_changed) return true;
-    if (p.causal >= 0) return true;
+    if (p.causal >= 0 || p.revert || !p.save_path.empty() || !p.load_path.empty()) return true;
     if (!m_trainer || m_snap.fatal) return false;
     bool finished = m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
     return !finished && (p.step_once > 0 || p.running);
 }
 
-void TrainingThread::build(const Config& cfg) {
+void TrainingThread::build(const Config& cfg, bool eval_start) {
     {
         std::lock_guard lk(m_mutex);
         m_snap.busy = "building the model (compiling shaders)";
@@ -191,7 +201,14 @@ void TrainingThread::build(const Config& cfg) {
     m_trainer->set_display_batch(std::clamp(m_att_element, 0, cfg.batch_size - 1));
     m_shown_b = m_trainer->display_batch();
     m_train_s_since_sample = 0;
+    m_train_s_since_eval = 0;
+    m_tokens_since_eval = 0;
+    m_last_tps = 0;
     m_weights_changed = true;
+    m_history = RunHistory{};
+    m_has_good = false;
+    m_good_state = TrainerState{};
+    m_diverged = false;
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
@@ -220,9 +237,80 @@ void TrainingThread::build(const Config& cfg) {
         s.vocab = m_data->vocab_size();
         s.params = m_trainer->num_params();
         s.done = false;
+        s.model_id = ++m_model_id;
+        s.diverged = false;
+        s.good_step = -1;
+        s.keeps_good_state = m_trainer->num_params() < k_good_state_params;
         publish();
     }
-    do_eval();  // the lecture prints step 0 too
+    if (eval_start) {
+        keep_good_state();
+        do_eval();  // the lecture prints step 0 too
+    }
+}
+
+// Keeps the trainer's state in memory for Revert, when the model is small enough and the weights are finite.
+void TrainingThread::keep_good_state() {
+    if (!m_trainer || m_trainer->num_params() >= k_good_state_params) return;
+    TrainerState st = m_trainer->export_state();
+    for (float v : st.params)
+        if (!std::isfinite(v)) return;
+    m_good_state = std::move(st);
+    m_good_history = m_history;
+    m_has_good = true;
+    std::lock_guard lk(m_mutex);
+    m_snap.good_step = m_good_state.step;
+    publish();
+}
+
+void TrainingThread::do_revert() {
+    if (!m_trainer || !m_has_good) throw Error("no good state is kept to revert to");
+    m_trainer->import_state(m_good_state);
+    m_history = m_good_history;
+    m_diverged = false;
+    m_weights_changed = true;
+    m_att_full.clear();
+    std::lock_guard lk(m_mutex);
+    Snapshot& s = m_snap;
+    s.step = m_trainer->step_count();
+    s.step_losses = m_history.step_losses;
+    s.evals.clear();
+    for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val});
+    s.diverged = false;
+    s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
+    m_pending.running = false;
+    s.running = false;
+    publish();
+}
+
+void TrainingThread::save_to(const std::string& path) {
+    if (!m_trainer) throw Error("no model to save");
+    save_checkpoint(path, {m_trainer->config(), m_data->vocab(), m_data->name(), m_trainer->export_state(), m_history},
+                    m_trainer->model().params_info());
+}
+
+// A checkpoint for the current corpus: a new Trainer with its config, its state and its loss history.
+void TrainingThread::load_from(const std::string& path) {
+    Checkpoint ck = load_checkpoint(path);
+    check_resumable(ck, m_data->vocab(), nullptr);
+    auto errs = validate(ck.config);
+    if (!errs.empty()) throw Error("'" + path + "': " + errs.front().message);
+    m_data->check_block_size(ck.config.block_size);
+    build(ck.config, false);
+    m_trainer->import_state(ck.state);
+    m_history = ck.history;
+    m_weights_changed = true;
+    {
+        std::lock_guard lk(m_mutex);
+        Snapshot& s = m_snap;
+        s.step = m_trainer->step_count();
+        s.step_losses = m_history.step_losses;
+        s.evals.clear();
+        for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val});
+        s.busy.clear();
+        publish();
+    }
+    keep_good_state();
 }
 
 void TrainingThread::do_eval() {
@@ -234,10 +322,14 @@ void TrainingThread::do_eval() {
     auto t0 = Clock::now();
     EvalResult e = m_trainer->estimate_loss();
     double s_eval = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (m_tokens_since_eval > 0 && m_train_s_since_eval > 0) m_last_tps = m_tokens_since_eval / m_train_s_since_eval;
+    m_tokens_since_eval = 0;
+    m_train_s_since_eval = 0;
     std::lock_guard lk(m_mutex);
     m_snap.eval_s += s_eval;
     m_snap.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
-    m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val});
+    m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
+    m_history.evals.push_back({m_trainer->step_count(), e.train, e.val});
     m_snap.busy.clear();
     publish();
 }
@@ -317,6 +409,8 @@ void TrainingThread::do_step(bool force_attention) {
     auto t1 = Clock::now();
     double s_step = std::chrono::duration<double>(t1 - t0).count();
     m_train_s_since_sample += s_step;
+    m_train_s_since_eval += s_step;
+    m_tokens_since_eval += long(m_cfg.batch_size) * m_cfg.block_size;
     m_weights_changed = true;
     int step = m_trainer->step_count();
     if (m_snap.profiling) update_profile();  // m_snap.profiling is only written by this thread
@@ -342,14 +436,24 @@ void TrainingThread::do_step(bool force_attention) {
         s.device_bytes = m_ctx.allocated_bytes();
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
         if (!r.finite) {
-            s.message = "training diverged at step " + std::to_string(step) +
-                        " (the loss is NaN or Inf): lower the learning rate and press Reset";
+            char lr[32];
+            std::snprintf(lr, sizeof lr, "%g", m_cfg.lr);
+            s.message = "The loss became NaN/Inf at step " + std::to_string(step) + ": learning rate " + lr +
+                        " is probably too high. Training is paused.";
+            s.diverged = true;
+            s.diverged_step = step;
+            s.diverged_lr = m_cfg.lr;
             m_pending.running = false;
+            m_pending.step_once = 0;
             s.running = false;
         }
         publish();
     }
-    if (step % m_cfg.eval_interval == 0) do_eval();
+    m_history.step_losses.push_back(r.loss);
+    if (!r.finite) m_diverged = true;
+    // the headless schedule: every eval_interval and at max_iters (step 0 is evaluated by build)
+    if (step % m_cfg.eval_interval == 0 || step == m_cfg.max_iters) do_eval();
+    if (!m_diverged && step % 100 == 0) keep_good_state();  // after the evaluation: Revert brings it back too
     if (step == m_cfg.max_iters) {
         std::lock_guard lk(m_mutex);
         if (m_pending.running && m_exit_after == 0) {
@@ -359,6 +463,30 @@ void TrainingThread::do_step(bool force_attention) {
             publish();
         }
     }
+}
+
+// Saves to the autosave file when it is on, the run moved on since the last one and is not diverged; `now`: at quit.
+void TrainingThread::autosave(const Pending& p, bool now) {
+    if (p.autosave_min <= 0 || p.autosave_path.empty() || !m_trainer || m_snap.fatal || m_diverged) return;
+    if (m_trainer->step_count() == 0 || m_trainer->step_count() == m_autosaved_step) return;
+    auto t = Clock::now();
+    if (m_last_autosave == Clock::time_point{}) m_last_autosave = t;
+    if (!now && t - m_last_autosave < std::chrono::minutes(p.autosave_min)) return;
+    m_last_autosave = t;
+    std::string msg;
+    bool err = false;
+    try {
+        save_to(p.autosave_path);
+        m_autosaved_step = m_trainer->step_count();
+        msg = "autosaved step " + std::to_string(m_autosaved_step) + " to " + p.autosave_path;
+    } catch (const std::exception& e) {
+        msg = std::string("autosave failed: ") + e.what();
+        err = true;
+    }
+    std::lock_guard lk(m_mutex);
+    m_snap.ckpt_message = msg;
+    m_snap.ckpt_error = err;
+    publish();
 }
 
 void TrainingThread::run() {
@@ -388,10 +516,17 @@ void TrainingThread::run() {
         {
             std::unique_lock lk(m_mutex);
             m_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return has_work(); });
-            if (m_pending.quit) return;
             p = m_pending;
+            if (m_pending.quit) {
+                lk.unlock();
+                autosave(p, true);
+                return;
+            }
             m_pending.reset = m_pending.restart = m_pending.live = m_pending.sample = m_pending.reslice = false;
             m_pending.causal = -1;
+            m_pending.save_path.clear();
+            m_pending.load_path.clear();
+            m_pending.revert = false;
             if (m_pending.step_once > 0) m_pending.step_once--;
             m_pending.profiling_changed = false;
             m_att_all = m_pending.att_all;
@@ -416,6 +551,52 @@ void TrainingThread::run() {
                 build(p.restart_cfg);
             } else if (p.reset && !m_snap.fatal) {
                 build(m_cfg);
+            }
+            if (!p.save_path.empty()) {
+                std::string msg;
+                bool err = false;
+                try {
+                    save_to(p.save_path);
+                    msg = "saved step " + std::to_string(m_trainer->step_count()) + " to " + p.save_path;
+                } catch (const DeviceError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    msg = std::string("save failed: ") + e.what();
+                    err = true;
+                }
+                std::lock_guard lk(m_mutex);
+                m_snap.ckpt_message = msg;
+                m_snap.ckpt_error = err;
+                publish();
+            }
+            if (!p.load_path.empty() && !m_snap.fatal) {
+                std::string msg;
+                bool err = false;
+                try {
+                    load_from(p.load_path);
+                    msg = "loaded " + p.load_path + " at step " + std::to_string(m_trainer->step_count());
+                } catch (const DeviceError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    msg = std::string("load failed: ") + e.what();
+                    err = true;
+                }
+                std::lock_guard lk(m_mutex);
+                m_snap.ckpt_message = msg;
+                m_snap.ckpt_error = err;
+                m_snap.busy.clear();
+                publish();
+            }
+            if (p.revert && m_trainer) {
+                try {
+                    do_revert();
+                } catch (const DeviceError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    std::lock_guard lk(m_mutex);
+                    m_snap.message = std::string("revert failed: ") + e.what();
+                    publish();
+                }
             }
             if (p.causal >= 0 && m_trainer) {  // set_causal
                 Config c = m_trainer->config();
@@ -469,6 +650,7 @@ void TrainingThread::run() {
                     publish();
                 }
             }
+            autosave(p, false);
             double window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
             if (window_s >= 1.0) {
                 std::lock_guard lk(m_mutex);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 
 namespace attn {
@@ -15,6 +16,7 @@ namespace attn {
 struct EvalPoint {
     int step = 0;
     double train = 0, val = 0;
+    double tps = 0;  // training tokens/s since the previous evaluation (kept from before when no step ran), as headless
 };
 
 // A finished run kept for comparison on the loss plot (made when a run is reset or restarted).
@@ -74,6 +76,16 @@ struct Snapshot {
     double train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0;  // since the model was built
     size_t gpu_bytes = 0;                  // parameters, gradients, moments, activations and the corpus on the GPU
     uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
+    uint64_t model_id = 0;          // bumped on every (re)build, a loaded checkpoint included
+    // checkpoints
+    std::string ckpt_message;       // the last save/load/autosave outcome
+    bool ckpt_error = false;        // ckpt_message is an error
+    // divergence: the loss became NaN/Inf; training paused
+    bool diverged = false;
+    int diverged_step = 0;
+    float diverged_lr = 0;
+    int good_step = -1;             // step of the last good state kept in memory (-1: none)
+    bool keeps_good_state = false;  // the model is small enough to keep one (under ~50M parameters)
     bool done = false;              // --exit-after-steps reached, final eval and sample made
     bool fatal = false;             // the device failed: nothing more will happen
 };
@@ -95,6 +107,13 @@ public:
     // The Lab's encoder toggle: the live model's causal mask on (decoder) or off (encoder), from the next step.
     void set_causal(bool on);
     void request_sample();
+    // Checkpoints, on the training thread; the outcome shows in Snapshot::ckpt_message.
+    void save_checkpoint_to(const std::string& path);
+    void load_checkpoint_from(const std::string& path);
+    // Autosave to `path` every `minutes` (0: off) and when the thread stops.
+    void set_autosave(int minutes, const std::string& path);
+    // After divergence: back to the last good state kept in memory, paused.
+    void revert_to_good();
     void set_prompt(const std::string& prompt);
     // Which map to show: batch element b (from the next step on), layer, head.
     void set_attention_view(int b, int layer, int head);
@@ -114,6 +133,10 @@ private:
         int step_once = 0;
         bool reset = false, restart = false, live = false, sample = false, reslice = false, quit = false;
         int causal = -1;  // set_causal: 1 on, 0 off, -1 nothing pending
+        std::string save_path, load_path;  // non-empty: save / load pending
+        bool revert = false;
+        int autosave_min = 0;
+        std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
         int frame_rate = 30;
         Config restart_cfg, live_cfg;
@@ -131,7 +154,12 @@ private:
     }
     void run();
     bool has_work() const;
-    void build(const Config& cfg);
+    void build(const Config& cfg, bool eval_start = true);
+    void save_to(const std::string& path);  // throws attn::Error
+    void load_from(const std::string& path);
+    void keep_good_state();
+    void autosave(const Pending& p, bool now);
+    void do_revert();
     void do_step(bool force_attention);
     void do_eval();
     void do_sample();
@@ -149,6 +177,8 @@ private:
     int m_shown_b = 0;              // the batch element m_att_full belongs to
     std::chrono::steady_clock::time_point m_last_att_read{};
     double m_train_s_since_sample = 0;
+    double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
+    long m_tokens_since_eval = 0;
     bool m_weights_changed = true;
     Config m_cfg;  // copy for the thread (live values included)
     std::string m_prompt;
@@ -159,6 +189,16 @@ private:
     size_t m_kernel_next = 0;
     std::chrono::steady_clock::time_point m_built_at{};
     uint64_t m_finished_total = 0;
+    uint64_t m_model_id = 0;
+    RunHistory m_history;  // this run's evaluations and step losses, saved with checkpoints
+    // the last good state (every 100 steps, models under k_good_state_params), for Revert after divergence
+    static constexpr size_t k_good_state_params = 50'000'000;
+    bool m_has_good = false;
+    TrainerState m_good_state;
+    RunHistory m_good_history;
+    bool m_diverged = false;
+    std::chrono::steady_clock::time_point m_last_autosave{};
+    int m_autosaved_step = -1;
 
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <stb_image_write.h>
 
 #include "panels.h"
+#include "train/checkpoint.h"
 #include "panel_lab.h"
 #include "renderer.h"
 
@@ -36,14 +38,17 @@ struct ImGuiSession {
 };
 // Key presses queued by GLFW's callback: a tap shorter than one frame still counts (ImGui 1.86 only sees held keys).
 struct KeyPresses {
+    static constexpr int k_ctrl = 1 << 20;  // or-ed into a key pressed with Ctrl held (a quick Ctrl+S counts too)
     std::vector<int> keys;
 };
 struct ImGuiGlfwBackend {
     ImGuiGlfwBackend(GLFWwindow* w, KeyPresses* keys) {
         glfwSetWindowUserPointer(w, keys);
         // Installed first: ImGui's backend chains to it.
-        glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int) {
-            if (action == GLFW_PRESS) static_cast<KeyPresses*>(glfwGetWindowUserPointer(win))->keys.push_back(key);
+        glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int mods) {
+            if (action == GLFW_PRESS)
+                static_cast<KeyPresses*>(glfwGetWindowUserPointer(win))
+                    ->keys.push_back(key | ((mods & GLFW_MOD_CONTROL) ? KeyPresses::k_ctrl : 0));
         });
         ImGui_ImplGlfw_InitForVulkan(w, true);
     }
@@ -90,6 +95,17 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     f << '\n';
 }
 
+// --metrics: the evaluation history in the headless CSV format; returns an error message or "".
+std::string write_metrics(const std::vector<EvalPoint>& evals, const std::string& path) {
+    std::ofstream f(path);
+    if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
+    f << "step,train_loss,val_loss,tokens_per_s\n";
+    for (const EvalPoint& e : evals) f << e.step << ',' << e.train << ',' << e.val << ',' << e.tps << '\n';
+    f.flush();
+    if (!f) return "cannot write --metrics file '" + path + "'";
+    return "";
+}
+
 void place(const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags extra = 0) {
     ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
     ImGui::SetNextWindowSize(size, ImGuiCond_Always);
@@ -127,6 +143,50 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     return shot;
 }
 
+const char* const k_autosave_path = "attnlab_autosave.safetensors";
+
+// The "resume the last run?" prompt: shown at start when the autosave loads for this corpus.
+struct ResumePrompt {
+    bool open = false;
+    int step = 0;
+};
+
+// The autosave, if there is one and it fits the corpus (read and checked here: only its step is kept).
+ResumePrompt find_autosave(const Dataset& data) {
+    ResumePrompt r;
+    std::error_code ec;
+    if (!std::filesystem::exists(k_autosave_path, ec)) return r;
+    try {
+        Checkpoint ck = load_checkpoint(k_autosave_path);
+        check_resumable(ck, data.vocab(), nullptr);
+        if (!validate(ck.config).empty()) return r;
+        r.open = true;
+        r.step = ck.state.step;
+    } catch (const std::exception&) {
+        // another corpus or a damaged file: start fresh without asking
+    }
+    return r;
+}
+
+// A small window in the middle, never modal: training goes on underneath until the user picks.
+void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
+    if (!rp.open) return;
+    ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(ImVec2(vp->Size.x * 0.5f, vp->Size.y * 0.3f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::Begin("Resume?", nullptr,
+                 ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoMove);
+    ImGui::Text("Resume the last run (step %d)?", rp.step);
+    ImGui::TextDisabled("from %s", k_autosave_path);
+    if (ImGui::Button("Resume")) {
+        tt.load_checkpoint_from(k_autosave_path);
+        rp.open = false;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Start fresh")) rp.open = false;
+    ImGui::End();
+}
+
 // The frame loop; returns the exit code.
 int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data) {
     ImGuiSession imgui;
@@ -138,6 +198,13 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     KeyPresses presses;
     ImGuiGlfwBackend glfw_backend(win, &presses);
     Renderer renderer(ctx, win);
+    if (!o.metrics_path.empty() && !std::ofstream(o.metrics_path)) {
+        std::fprintf(stderr, "error: cannot write --metrics file '%s': check the folder exists and is writable\n",
+                     o.metrics_path.c_str());
+        return 2;
+    }
+    // --exit-after-steps (tests, scripts): no prompt and no autosave littering the working folder
+    ResumePrompt resume = o.exit_after_steps > 0 ? ResumePrompt{} : find_autosave(data);
     TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps);
 
     Panels p;
@@ -147,10 +214,20 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     LabState lab;  // after tt: the Lab's worker thread is joined first
     int fps_cap = o.fps, frames_after_done = 0;
     tt.set_frame_rate(fps_cap);
+    int autosave_min = -1;  // what the thread was last told
     auto next = Clock::now(), last = Clock::now();
     auto last_input = Clock::now();
     int fps_frames = 0;
     bool snap_changed = true;
+    // At exit: the latest evaluations to --metrics (the headless CSV); returns the exit code.
+    auto finish_metrics = [&]() -> int {
+        if (o.metrics_path.empty()) return 0;
+        tt.poll(snap);
+        std::string err = write_metrics(snap.evals, o.metrics_path);
+        if (err.empty()) return 0;
+        std::fprintf(stderr, "error: %s\n", err.c_str());
+        return 1;
+    };
     while (!glfwWindowShouldClose(win)) {
         if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
             glfwWaitEvents();  // minimised: sleep until something happens, training goes on
@@ -159,6 +236,11 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
         if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
             fps_cap = p.controls.fps_cap;
             tt.set_frame_rate(fps_cap);
+        }
+        int want_autosave = o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+        if (want_autosave != autosave_min) {
+            autosave_min = want_autosave;
+            tt.set_autosave(autosave_min, k_autosave_path);
         }
         auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
         // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second; while it
@@ -201,8 +283,15 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
         for (bool down : io.MouseDown) input |= down;
         if (input) last_input = now;
         bool shot = false;
-        for (int key : presses.keys) {
+        for (int pressed : presses.keys) {
+            bool ctrl = (pressed & KeyPresses::k_ctrl) != 0;
+            int key = pressed & ~KeyPresses::k_ctrl;
             if (key == GLFW_KEY_F12) shot = true;
+            if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
+                if (key == GLFW_KEY_S) controls_save(p.controls, tt);
+                if (key == GLFW_KEY_O) controls_load(p.controls, tt);
+                continue;
+            }
             if (io.WantTextInput) continue;  // typing in a field
             if (key == GLFW_KEY_SPACE) tt.toggle_running();
             if (key == GLFW_KEY_S) tt.step_once();
@@ -216,6 +305,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
         presses.keys.clear();
         shot |= draw_panels(p, snap, tt);
         draw_lab(lab, ctx, snap, tt);
+        draw_resume_prompt(resume, tt);
         ImGui::Render();
         // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
         bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;
@@ -244,9 +334,9 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
                 std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
             }
         }
-        if (final_frame) return 0;
+        if (final_frame) return finish_metrics();
     }
-    return 0;
+    return finish_metrics();
 }
 
 }  // namespace
