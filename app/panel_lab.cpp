@@ -16,7 +16,6 @@
 #include <functional>
 #include <utility>
 
-#include "lab/lab_encoder_job.h"
 #include "lab/lab_registry.h"
 #include "panels.h"
 
@@ -796,7 +795,7 @@ void LabEncoderJob::start(Context& ctx, const std::string& corpus_path, const la
             lab::EncoderDemo d;
             try {
                 Dataset data = Dataset::from_file(corpus_path);
-                d = lab::run_encoder_demo_stoppable(ctx, data, in, [this](int done, int total) {
+                d = lab::run_encoder_demo(ctx, data, in, [this](int done, int total) {
                     m_done = done;
                     m_total = total;
                     return !m_stop.load();

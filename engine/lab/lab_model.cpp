@@ -19,7 +19,7 @@ namespace {
 constexpr int BYTE_VOCAB = 128;  // the tiny model reads ASCII bytes
 
 EncoderRun train_one(Context& ctx, const Dataset& data, const EncoderDemoInput& in, bool causal, int done_before,
-                     void (*progress)(int, int)) {
+                     const EncoderProgress& keep_going) {
     Config c;
     c.seed = in.seed;
     c.apply_preset("single-head");
@@ -33,7 +33,7 @@ EncoderRun train_one(Context& ctx, const Dataset& data, const EncoderDemoInput& 
         StepResult s = tr.step();
         if (!s.finite) throw Error("lab encoder: the loss became NaN or Inf; try fewer steps or another seed");
         if (i >= in.steps - in.tail) { tail_sum += s.loss; tail_n++; }
-        if (progress && (i % 25 == 0 || i + 1 == in.steps)) progress(done_before + i + 1, 2 * in.steps);
+        if (keep_going && !keep_going(done_before + i + 1, 2 * in.steps)) throw Stopped();
     }
     r.train_loss = tail_n ? tail_sum / tail_n : 0.0;
     const int T = c.block_size;
@@ -60,15 +60,15 @@ bool bits_differ(const std::vector<float>& a, const std::vector<float>& b, size_
 }  // namespace
 
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
-                             void (*progress)(int done, int total)) {
+                             const EncoderProgress& keep_going) {
     if (in.steps < 1 || in.steps > 100000) throw Error("lab encoder: steps must be 1..100000, e.g. --steps 500");
     if (in.tail < 1 || in.tail > in.steps) throw Error("lab encoder: the loss tail must be 1..steps, e.g. --tail 50");
     if (in.sample_chars < 0 || in.sample_chars > 10000) throw Error("lab encoder: sample length must be 0..10000");
     EncoderDemo d;
     d.steps = in.steps;
     d.tail = in.tail;
-    d.decoder = train_one(ctx, data, in, true, 0, progress);
-    d.encoder = train_one(ctx, data, in, false, in.steps, progress);
+    d.decoder = train_one(ctx, data, in, true, 0, keep_going);
+    d.encoder = train_one(ctx, data, in, false, in.steps, keep_going);
     return d;
 }
 

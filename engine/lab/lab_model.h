@@ -1,10 +1,12 @@
 // Lab demos 5-7 on models: encoder versus decoder (training), position (permutation), batches (independence).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "lab/lab_gpu.h"
+#include "vk/check.h"
 #include "train/dataset.h"
 
 namespace attn::lab {
@@ -26,9 +28,14 @@ struct EncoderDemo {
     int steps = 0, tail = 0;
     EncoderRun decoder, encoder;
 };
-// `progress(done, total)` is called every few steps when given (a training run takes seconds).
+// Called after every training step with (done, total); returning false stops the demo by throwing Stopped.
+using EncoderProgress = std::function<bool(int done, int total)>;
+struct Stopped : Error {
+    Stopped() : Error("lab encoder: stopped") {}
+};
+// The two training runs take seconds: `keep_going` reports progress and lets a window's worker stop them.
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
-                             void (*progress)(int done, int total) = nullptr);
+                             const EncoderProgress& keep_going = {});
 
 // --- the tiny random single-head model of demos 6 and 7: embedding -> qkv -> attention ---
 struct TinyHeadInput {
