@@ -1,6 +1,7 @@
 // Test helpers: one validation-enabled Vulkan context for the whole suite, tensors, closeness checks.
 #pragma once
 #include <catch2/catch.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ inline void require_close(const std::vector<double>& got, const std::vector<doub
     INFO(what << ": worst element " << worst << " got " << got[worst] << " want " << want[worst] << " (atol " << atol
               << ", rtol " << rtol << ")");
     CHECK(worst_excess <= 0);
+}
+
+// The message of the attn::Error that f throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const attn::Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 // Runs `record` in a fresh program and waits.

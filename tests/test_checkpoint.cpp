@@ -16,15 +16,6 @@ static Checkpoint snapshot(Trainer& tr, const RunHistory& h) {
     return {tr.config(), tr.dataset().vocab(), tr.dataset().name(), tr.export_state(), h};
 }
 
-static std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
-
 TEST_CASE("resuming reproduces the uninterrupted run bit for bit", "[checkpoint]") {
     const Dataset& data = test::shakespeare();
     for (const char* preset : {"single-head", "gpt"}) {
@@ -72,33 +63,33 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto write = [](const std::string& p, const std::string& b) { std::ofstream(p, std::ios::binary) << b; return p; };
 
-    CHECK_THAT(error_of([&] { load_checkpoint(tmp_path("missing.safetensors")); }), Catch::Contains("does not exist"));
-    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("trunc.safetensors"), bytes.substr(0, bytes.size() / 2))); }),
+    CHECK_THAT(test::error_of([&] { load_checkpoint(tmp_path("missing.safetensors")); }), Catch::Contains("does not exist"));
+    CHECK_THAT(test::error_of([&] { load_checkpoint(write(tmp_path("trunc.safetensors"), bytes.substr(0, bytes.size() / 2))); }),
                Catch::Contains("corrupted"));
-    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("tiny.safetensors"), bytes.substr(0, 5))); }),
+    CHECK_THAT(test::error_of([&] { load_checkpoint(write(tmp_path("tiny.safetensors"), bytes.substr(0, 5))); }),
                Catch::Contains("truncated"));
     std::string flipped = bytes;
     flipped[flipped.size() - 100] ^= 0x10;  // one bit in a tensor
-    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("flip.safetensors"), flipped)); }), Catch::Contains("corrupted"));
+    CHECK_THAT(test::error_of([&] { load_checkpoint(write(tmp_path("flip.safetensors"), flipped)); }), Catch::Contains("corrupted"));
     std::string flipped_header = bytes;
     size_t step_at = flipped_header.find("\"step\":\"1\"");
     REQUIRE(step_at != std::string::npos);
     flipped_header[step_at + 8] = '9';  // a plausible but altered step count
-    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("fliph.safetensors"), flipped_header)); }), Catch::Contains("corrupted"));
+    CHECK_THAT(test::error_of([&] { load_checkpoint(write(tmp_path("fliph.safetensors"), flipped_header)); }), Catch::Contains("corrupted"));
     std::string other = bytes;
     size_t v = other.find("\"version\":\"1\"");
     REQUIRE(v != std::string::npos);
     other[v + 11] = '7';
-    CHECK_THAT(error_of([&] { load_checkpoint(write(tmp_path("ver.safetensors"), other)); }), Catch::Contains("format version 7"));
+    CHECK_THAT(test::error_of([&] { load_checkpoint(write(tmp_path("ver.safetensors"), other)); }), Catch::Contains("format version 7"));
 
     Checkpoint ck = load_checkpoint(good);
     Dataset other_corpus = Dataset::from_text(test::tiny_text(), "tiny");
-    CHECK_THAT(error_of([&] { check_resumable(ck, other_corpus.vocab(), nullptr); }), Catch::Contains("different vocabulary"));
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, other_corpus.vocab(), nullptr); }), Catch::Contains("different vocabulary"));
     Config bigger = c;
     bigger.n_embd = 64;
     bigger.head_size = 64;
-    CHECK_THAT(error_of([&] { check_resumable(ck, data.vocab(), &bigger); }), Catch::Contains("n_embd 32 but 64"));
-    CHECK(error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &bigger); }), Catch::Contains("n_embd 32 but 64"));
+    CHECK(test::error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
 }
 
 TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
@@ -111,11 +102,11 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     auto before = fs::file_size(path);
     fs::create_directories(path + ".tmp");  // the temporary file cannot be created
     tr.step();
-    CHECK_THAT(error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); }),
+    CHECK_THAT(test::error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("cannot write checkpoint"));
     fs::remove_all(path + ".tmp");
     REQUIRE(fs::file_size(path) == before);
     REQUIRE(load_checkpoint(path).state.step == 0);
-    CHECK_THAT(error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
+    CHECK_THAT(test::error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("cannot write checkpoint"));
 }

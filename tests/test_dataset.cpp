@@ -15,15 +15,6 @@ static std::string write_tmp(const std::string& name, const std::string& bytes) 
     return p.string();
 }
 
-static std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
-
 TEST_CASE("tiny Shakespeare gives the lecture's vocabulary and split", "[dataset]") {
     const Dataset& d = test::shakespeare();
     REQUIRE(d.tokens().size() == 1115394);
@@ -42,19 +33,19 @@ TEST_CASE("UTF-8 text is tokenized by character", "[dataset]") {
 }
 
 TEST_CASE("bad corpora are refused with one clear message", "[dataset]") {
-    CHECK_THAT(error_of([] { Dataset::from_file("/nonexistent/corpus.txt"); }), Catch::Contains("does not exist"));
-    CHECK_THAT(error_of([] { Dataset::from_file(std::filesystem::temp_directory_path().string()); }),
+    CHECK_THAT(test::error_of([] { Dataset::from_file("/nonexistent/corpus.txt"); }), Catch::Contains("does not exist"));
+    CHECK_THAT(test::error_of([] { Dataset::from_file(std::filesystem::temp_directory_path().string()); }),
                Catch::Contains("is a directory"));
-    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("empty.txt", "")); }), Catch::Contains("is empty"));
-    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("bin.txt", std::string("ab\0cd", 5))); }),
+    CHECK_THAT(test::error_of([] { Dataset::from_file(write_tmp("empty.txt", "")); }), Catch::Contains("is empty"));
+    CHECK_THAT(test::error_of([] { Dataset::from_file(write_tmp("bin.txt", std::string("ab\0cd", 5))); }),
                Catch::Contains("looks binary"));
-    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("latin1.txt", "caf\xe9 au lait")); }),
+    CHECK_THAT(test::error_of([] { Dataset::from_file(write_tmp("latin1.txt", "caf\xe9 au lait")); }),
                Catch::Contains("not valid UTF-8"));
-    CHECK_THAT(error_of([] { Dataset::from_file(write_tmp("one.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")); }),
+    CHECK_THAT(test::error_of([] { Dataset::from_file(write_tmp("one.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")); }),
                Catch::Contains("only one distinct character"));
     Dataset shortd = Dataset::from_text("abcdefghijklmnopqrstuvwxyz0123456789", "short");
-    CHECK_THAT(error_of([&] { shortd.check_block_size(8); }), Catch::Contains("too short for block size 8"));
-    CHECK(error_of([&] { shortd.check_block_size(2); }).empty());
+    CHECK_THAT(test::error_of([&] { shortd.check_block_size(8); }), Catch::Contains("too short for block size 8"));
+    CHECK(test::error_of([&] { shortd.check_block_size(2); }).empty());
 }
 
 TEST_CASE("hyperparameters out of range are refused with the flag's name", "[dataset]") {
