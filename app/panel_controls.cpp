@@ -30,21 +30,7 @@ static void section(const char* title) {
 }
 
 // The live fields of `edit` on top of the running config: what set_live would get.
-static Config live_candidate(const Config& running, const Config& edit) {
-    Config c = running;
-    c.lr = edit.lr;
-    c.weight_decay = edit.weight_decay;
-    c.batch_size = edit.batch_size;
-    c.eval_interval = edit.eval_interval;
-    c.eval_iters = edit.eval_iters;
-    c.temperature = edit.temperature;
-    c.top_k = edit.top_k;
-    c.sample_chars = edit.sample_chars;
-    c.max_iters = edit.max_iters;
-    c.dropout = edit.dropout;  // the mask and dropout change no shapes: the trainer re-records
-    c.causal = edit.causal;
-    return c;
-}
+static Config live_candidate(const Config& running, const Config& edit) { return with_live_fields(running, edit); }
 
 static bool restart_fields_differ(const Config& a, const Config& b) {
     return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.head_size != b.head_size ||

@@ -62,6 +62,22 @@ std::string Config::describe() const {
     return buf;
 }
 
+Config with_live_fields(const Config& base, const Config& from) {
+    Config c = base;
+    c.batch_size = from.batch_size;
+    c.lr = from.lr;
+    c.weight_decay = from.weight_decay;
+    c.max_iters = from.max_iters;
+    c.eval_interval = from.eval_interval;
+    c.eval_iters = from.eval_iters;
+    c.temperature = from.temperature;
+    c.top_k = from.top_k;
+    c.sample_chars = from.sample_chars;
+    c.causal = from.causal;  // the mask and dropout change no shapes: re-recording is enough
+    c.dropout = from.dropout;
+    return c;
+}
+
 static void range_int(std::vector<ConfigError>& e, const char* flag, long long v, long long lo, long long hi,
                       const char* hint) {
     if (v < lo || v > hi)

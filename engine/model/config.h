@@ -54,6 +54,10 @@ struct Config {
     std::string describe() const;
 };
 
+// `base` with the live fields of `from` (those that change no parameter shape: training, sampling, the
+// causal mask and dropout): what Trainer::set_live applies and what the app's live controls propose.
+Config with_live_fields(const Config& base, const Config& from);
+
 struct ConfigError {
     std::string field;    // the command-line flag, e.g. "--lr"
     std::string message;  // what is wrong and what to do, one line

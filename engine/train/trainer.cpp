@@ -77,18 +77,7 @@ void Trainer::build_programs() {
 }
 
 void Trainer::set_live(const Config& c) {
-    Config next = m_cfg;  // only the live fields change; the model's shape stays
-    next.batch_size = c.batch_size;
-    next.lr = c.lr;
-    next.weight_decay = c.weight_decay;
-    next.max_iters = c.max_iters;
-    next.eval_interval = c.eval_interval;
-    next.eval_iters = c.eval_iters;
-    next.temperature = c.temperature;
-    next.top_k = c.top_k;
-    next.sample_chars = c.sample_chars;
-    next.causal = c.causal;    // the mask and dropout change no shapes: re-recording is enough
-    next.dropout = c.dropout;
+    Config next = with_live_fields(m_cfg, c);  // only the live fields change; the model's shape stays
     auto errs = validate(next);
     if (!errs.empty()) throw Error(errs.front().message);
     bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout;
