@@ -21,7 +21,7 @@ layout(binding = 6) uniform samplerBuffer dpre_t;                    // the same
 float dout(uint i) { return texelFetch(dout_t, int(i)).x; }
 float qkv(uint i) { return texelFetch(qkv_t, int(i)).x; }
 float att(uint i) { return texelFetch(att_t, int(i)).x; }
-layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; } p;
+layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;  // causal: unused here
 float keep_scale(uint idx) {
     if (p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;

@@ -112,12 +112,14 @@ TEST_CASE("matmul forward and backward match the CPU reference and finite differ
 
 TEST_CASE("attention forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(3);
-    const int B = 2, T = 9, NH = 3, HS = 5, C = NH * HS;
+    // HS 5: the scalar kernels; HS 8 and 12: the vec4 kernels (attention_vec4)
+    const auto [NH, HS] = GENERATE(std::pair{3, 5}, std::pair{2, 8}, std::pair{1, 12});
+    const int B = 2, T = 9, C = NH * HS;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {12345u, 7u};
     key.upload(k, 8);
-    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}}) {
-        INFO("causal " << causal << " dropout " << prob);
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
+        INFO("NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
         ref::Drop rd;
         rd.p = prob;
         rd.site = 4;
@@ -130,7 +132,7 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
         test::run([&](Program& p) {
             ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
             p.barrier("backward reads att");
-            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, gd);
+            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
         });
         std::vector<double> ro, ratt, rdqkv;
         ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal, rd);
