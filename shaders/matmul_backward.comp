@@ -13,7 +13,9 @@ layout(std430, binding = 3) readonly buffer Outp { float outp[]; };   // (M, N) 
 layout(std430, binding = 4) buffer Dinp { float dinp[]; };            // (M, K)
 layout(std430, binding = 5) writeonly buffer Dw { float dw[]; };      // (N, K)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate; } p;
+// invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
+// dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs)
+layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count; } p;
 float g(uint m, uint n) {
     float d = dout[m * p.N + n];
     if (p.relu != 0 && outp[m * p.N + n] <= 0.0) d = 0.0;
@@ -21,6 +23,8 @@ float g(uint m, uint n) {
 }
 void main() {
     uint i = gid();
+    if (i >= p.count) return;
+    i += p.first;
     uint nin = p.want_dinp != 0 ? p.M * p.K : 0;
     if (i < nin) {
         uint m = i / p.K, k = i % p.K;

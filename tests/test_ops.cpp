@@ -311,3 +311,47 @@ TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and
     for (int i = 0; i < n; i++) same += (d.scale(i) > 0) == (d2.scale(i) > 0);
     CHECK(same < n * 0.8);
 }
+
+TEST_CASE("a program cut into many submits computes the same bits as one submit", "[ops]") {
+    // Segmented programs (big models, so the window's frames run between submits) split dispatches into
+    // workgroup ranges with vkCmdDispatchBase: along x, and along y for grids taller than one row.
+    Rng r(11);
+    const uint32_t M = 96, N = 68, K = 40, B = 2, T = 24, NH = 2, HS = 8, C = NH * HS;
+    auto inp = upload(test::randn(r, M * K)), w = upload(test::randn(r, N * K)), bias = upload(test::randn(r, N));
+    auto dout = upload(test::randn(r, M * N));
+    auto qkv = upload(test::randn(r, B * T * 3 * C)), adout = upload(test::randn(r, B * T * C));
+    // plain matmul over 4.5M outputs: more than 65535 workgroups of 64, so its grid has two rows
+    const uint32_t BM = 4096, BN = 1100, BK = 3;
+    auto binp = upload(test::randn(r, BM * BK)), bw = upload(test::randn(r, BN * BK));
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {9u, 4u};
+    key.upload(k, 8);
+    auto run = [&](double budget, size_t& submits) {
+        auto out = zeros(M * N), dinp = zeros(M * K), dw = zeros(N * K), db = zeros(N);
+        auto aout = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
+        auto bout = zeros(BM * BN);
+        Program p(test::ctx(), false, budget);
+        p.begin();
+        ops::matmul_forward(test::kernels(), p, out, inp, w, bias, M, N, K, true, true);
+        ops::attention_forward(test::kernels(), p, aout, att, qkv, B, T, NH, HS, true, {0.2f, 3, key});
+        ops::matmul_forward(test::kernels(), p, bout, binp, bw, bias, BM, BN, BK, false);
+        p.barrier("backward reads the forward outputs");
+        ops::matmul_backward(test::kernels(), p, dinp, dw, db, dout, inp, w, out, M, N, K, true, true, true, false);
+        ops::attention_backward(test::kernels(), p, dqkv, dpre, adout, qkv, att, B, T, NH, HS, true, {0.2f, 3, key});
+        p.end();
+        p.run();
+        submits = p.submit_count();
+        std::vector<std::vector<float>> all;
+        for (auto* b : {&out, &dinp, &dw, &db, &aout, &att, &dqkv, &bout}) all.push_back(b->read<float>(b->bytes() / 4));
+        return all;
+    };
+    size_t one = 0, many = 0;
+    auto want = run(0, one);
+    auto got = run(2e4, many);
+    REQUIRE(one == 1);
+    REQUIRE(many >= 10);
+    for (size_t i = 0; i < want.size(); i++) {
+        INFO("output " << i);
+        REQUIRE(got[i] == want[i]);
+    }
+}

@@ -25,8 +25,11 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
                               uint32_t B, uint32_t T, uint32_t NH, uint32_t HS, bool causal, const AttnDropout& drop) {
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
     const char* name = attention_vec4(HS) ? "attention_forward4" : "attention_forward";
+    // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
+    // kernels do about a quarter of the tiled matmuls' multiply-adds per second
+    double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
     pr.dispatch(kc.get(name, attention_vec4(HS) ? "vsss" : "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
-                uint64_t(B) * NH * T);
+                uint64_t(B) * NH * T, macs * 2);
 }
 
 // dqkv (B,T,3C) from dout (B,T,C); dpre (B,NH,T,T) is scratch. `causal` as in the forward.
@@ -37,11 +40,12 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
     const Kernel& k = v4 ? kc.get("attention_backward4", "vvtssst", sizeof(AttentionBackPush))
                          : kc.get("attention_backward", "tttssst", sizeof(AttentionBackPush));
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
-    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * NH * T);
+    double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward
+    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * NH * T, macs);
     pr.barrier("phase 1 reads every row of dpre written by phase 0");
     p.phase = 1;
     // vec4: one invocation per head row of dq, dk or dv; scalar: one per element of dqkv
-    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * T * 3 * NH * (v4 ? 1 : HS));
+    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * T * 3 * NH * (v4 ? 1 : HS), macs * 3);
 }
 
 }  // namespace attn::ops

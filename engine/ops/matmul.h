@@ -1,4 +1,5 @@
-// Linear layer: out = inp @ w^T + bias (optional ReLU); backward computes dinp, dw, dbias in one dispatch.
+// Linear layer: out = inp @ w^T + bias (optional ReLU); backward computes dinp, dw, dbias in one dispatch
+// (two in a segmented program).
 #pragma once
 #include "vk/program.h"
 
@@ -6,8 +7,8 @@ namespace attn::ops {
 
 struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual; };
 static_assert(sizeof(MatmulPush) == 24);
-struct MatmulBackPush { uint32_t M, N, K, has_bias, relu, want_dinp, accumulate; };
-static_assert(sizeof(MatmulBackPush) == 28);
+struct MatmulBackPush { uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0; };
+static_assert(sizeof(MatmulBackPush) == 36);
 
 // K % 4 == 0 takes the tiled texel-buffer kernels; other shapes the plain ones (same results).
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
@@ -20,10 +21,11 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
     if (matmul_tiled(K)) {
         uint64_t tiles = uint64_t((M + 3) / 4) * ((N + 7) / 8);
-        pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles);
+        pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles,
+                    double(M) * N * K);
         return;
     }
-    pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N);
+    pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N, double(M) * N * K);
 }
 
 // dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
@@ -31,18 +33,34 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
                             BufferRange dout, BufferRange inp, BufferRange w, BufferRange out, uint32_t M, uint32_t N,
                             uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate) {
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
+    const Kernel* k;
+    std::initializer_list<BufferRange> bufs = {dout, inp, w, relu ? out : dout, dinp, dw, dbias};  // out read only when relu
+    uint64_t n_dinp, n_rest;  // invocations: dinp part, then dw and dbias
     if (matmul_tiled(K)) {
         uint64_t tiles_k = (K / 4 + 1) / 2;
-        uint64_t n = (want_dinp ? uint64_t((M + 3) / 4) * tiles_k : 0) + uint64_t((N + 3) / 4) * tiles_k + (has_bias ? N : 0);
-        BufferRange o = relu ? out : dout;  // read only when relu
-        if (N % 4 == 0)  // dout as vec4 too
-            pr.dispatch(kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p), {dout, inp, w, o, dinp, dw, dbias}, p, n);
-        else
-            pr.dispatch(kc.get("matmul_backward_tiled", "tvvtsss", sizeof p), {dout, inp, w, o, dinp, dw, dbias}, p, n);
+        n_dinp = want_dinp ? uint64_t((M + 3) / 4) * tiles_k : 0;
+        n_rest = uint64_t((N + 3) / 4) * tiles_k + (has_bias ? N : 0);
+        k = N % 4 == 0 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p)  // dout as vec4 too
+                       : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
+    } else {
+        n_dinp = want_dinp ? uint64_t(M) * K : 0;
+        n_rest = uint64_t(N) * K + (has_bias ? N : 0);
+        k = &kc.get("matmul_backward", 7, sizeof p);
+    }
+    double macs = double(M) * N * K;
+    if (!pr.segmented()) {  // one dispatch: fewest dispatches for small models
+        p.count = uint32_t(n_dinp + n_rest);
+        pr.dispatch(*k, bufs, p, n_dinp + n_rest, macs * (want_dinp ? 2 : 1));
         return;
     }
-    uint64_t n = (want_dinp ? uint64_t(M) * K : 0) + uint64_t(N) * K + (has_bias ? N : 0);
-    pr.dispatch(kc.get("matmul_backward", 7, sizeof p), {dout, inp, w, out, dinp, dw, dbias}, p, n);
+    // two dispatches, dinp (cost M*N*K) and dw + dbias (cost M*N*K): each part's workgroups cost alike
+    if (n_dinp) {
+        p.count = uint32_t(n_dinp);
+        pr.dispatch(*k, bufs, p, n_dinp, macs);
+    }
+    p.first = uint32_t(n_dinp);
+    p.count = uint32_t(n_rest);
+    pr.dispatch(*k, bufs, p, n_rest, macs);
 }
 
 }  // namespace attn::ops

@@ -39,8 +39,15 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
 
 Trainer::~Trainer() = default;
 
+// A step of more multiply-adds than this is cut into submits of about k_submit_budget each, so that on a
+// single-queue device the window's frames run between them (the full gpt preset's step takes minutes on
+// lavapipe). Smaller models keep one submit per step, the fastest.
+static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
+
 void Trainer::build_programs() {
     int B = m_cfg.batch_size, T = m_cfg.block_size;
+    double step_macs = 3.0 * double(m_model->flat_size()) * B * T;  // forward + backward
+    double budget = step_macs > k_segment_above ? k_submit_budget : 0;
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
     m_offsets = Buffer(m_ctx, B * 4, true);
     m_eval_offsets = Buffer(m_ctx, B * 4, true);
@@ -50,7 +57,7 @@ void Trainer::build_programs() {
     m_att_display.fill_zero();
     m_last_offsets.assign(B, 0);
 
-    m_step_prog = std::make_unique<Program>(m_ctx, m_profiling);
+    m_step_prog = std::make_unique<Program>(m_ctx, m_profiling, budget);
     auto& s = *m_step_prog;
     s.begin();
     m_model->record_forward(s, *m_act, m_tokens, m_offsets, m_seed, true, true);
@@ -63,12 +70,12 @@ void Trainer::build_programs() {
     for (size_t l = 0; l < L; l++) s.copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
     s.end();
 
-    m_eval_prog = std::make_unique<Program>(m_ctx);
+    m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
     m_eval_prog->begin();
     m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
     m_eval_prog->end();
 
-    m_grad_prog = std::make_unique<Program>(m_ctx);
+    m_grad_prog = std::make_unique<Program>(m_ctx, false, budget);
     m_grad_prog->begin();
     m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed, true, true);
     m_grad_prog->barrier("backward reads the forward activations");

@@ -50,6 +50,7 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     ci.stage.module = mod;
     ci.stage.pName = "main";
     ci.layout = pl;
+    ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;  // segmented programs split dispatches with vkCmdDispatchBase
     VkPipeline p;
     VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
     m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
@@ -73,7 +74,8 @@ static constexpr uint32_t MAX_BINDINGS = 12;
 
 static constexpr uint32_t MAX_PROFILED = 510;
 
-Program::Program(Context& ctx, bool profile) : m_ctx(ctx), m_profile(profile) {
+Program::Program(Context& ctx, bool profile, double submit_budget)
+    : m_ctx(ctx), m_budget(submit_budget), m_profile(profile) {
     VkDevice dev = ctx.device();
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -81,11 +83,6 @@ Program::Program(Context& ctx, bool profile) : m_ctx(ctx), m_profile(profile) {
     VkCommandPool pool;
     VK_CHECK(vkCreateCommandPool(dev, &pci, nullptr, &pool));
     m_pool = Handle<VkCommandPool>(pool, [dev](VkCommandPool h) { vkDestroyCommandPool(dev, h, nullptr); });
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &m_cb));
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence f;
     VK_CHECK(vkCreateFence(dev, &fi, nullptr, &f));
@@ -123,15 +120,32 @@ VkDescriptorSet Program::allocate_set(const Kernel& k) {
     return set;
 }
 
-void Program::begin() {
+void Program::cut() {
+    if (m_used > 0) VK_CHECK(vkEndCommandBuffer(m_cb));
+    if (m_used == m_cbs.size()) {
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = m_pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        VkCommandBuffer cb;
+        VK_CHECK(vkAllocateCommandBuffers(m_ctx.device(), &ai, &cb));
+        m_cbs.push_back(cb);
+    }
+    m_cb = m_cbs[m_used++];
     VK_CHECK(vkResetCommandBuffer(m_cb, 0));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VK_CHECK(vkBeginCommandBuffer(m_cb, &bi));
+    m_seg_cost = 0;
+}
+
+void Program::begin() {
+    m_used = 0;
+    cut();
     for (auto& p : m_desc_pools) vkResetDescriptorPool(m_ctx.device(), p, 0);
     m_desc_pools.resize(std::min<size_t>(m_desc_pools.size(), 1));
     m_views.clear();  // safe: a Program is only re-recorded when no submit of it is in flight
     m_sets_in_pool = 0;
     m_dispatches = 0;
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VK_CHECK(vkBeginCommandBuffer(m_cb, &bi));
     vkCmdResetQueryPool(m_cb, m_queries, 0, m_profile ? MAX_PROFILED + 2 : 2);
     m_names.clear();
     vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_queries, 0);
@@ -139,7 +153,7 @@ void Program::begin() {
 }
 
 void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const void* push, size_t push_bytes,
-                       uint64_t n) {
+                       uint64_t n, double cost) {
     if (buffers.size() != k.bindings())
         throw Error("internal error: kernel '" + k.name() + "' bound with " + std::to_string(buffers.size()) +
                     " buffers, expects " + std::to_string(k.bindings()));
@@ -188,14 +202,39 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
         i++;
     }
     vkUpdateDescriptorSets(m_ctx.device(), i, writes, 0, nullptr);
-    vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
-    vkCmdBindDescriptorSets(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
-    if (push_bytes) vkCmdPushConstants(m_cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push_bytes), push);
+    auto bind = [&] {  // a new command buffer starts with nothing bound
+        vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+        vkCmdBindDescriptorSets(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
+        if (push_bytes) vkCmdPushConstants(m_cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push_bytes), push);
+    };
     uint64_t groups = (n + WORKGROUP - 1) / WORKGROUP;
     uint64_t max_x = m_ctx.props().limits.maxComputeWorkGroupCount[0];
     uint64_t gx = std::min(groups, max_x);
     uint64_t gy = (groups + gx - 1) / gx;
-    vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
+    if (cost <= 0) cost = double(n) * 8;
+    if (m_budget <= 0) {
+        bind();
+        vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
+    } else {
+        // Split along y when the grid has several rows (gid() reads gl_NumWorkGroups.x, unchanged), along
+        // x otherwise; vkCmdDispatchBase offsets gl_GlobalInvocationID, so the shaders need no change.
+        uint64_t units = gy > 1 ? gy : gx;
+        double unit_cost = cost / double(units);
+        bool bound = false;
+        for (uint64_t u = 0; u < units;) {
+            if (m_seg_cost > 0 && m_seg_cost + unit_cost > m_budget) {
+                cut();
+                bound = false;
+            }
+            if (!bound) bind();
+            bound = true;
+            uint64_t c = std::min(units - u, std::max<uint64_t>(1, uint64_t((m_budget - m_seg_cost) / unit_cost)));
+            if (gy > 1) vkCmdDispatchBase(m_cb, 0, uint32_t(u), 0, uint32_t(gx), uint32_t(c), 1);
+            else vkCmdDispatchBase(m_cb, uint32_t(u), 0, 0, uint32_t(c), 1, 1);
+            m_seg_cost += double(c) * unit_cost;
+            u += c;
+        }
+    }
     m_dispatches++;
     if (m_profile && m_names.size() < MAX_PROFILED) {
         m_names.push_back(k.name());
@@ -236,17 +275,21 @@ void Program::end() {
 double Program::run() {
     if (!m_recorded) throw Error("internal error: Program::run before end()");
     VkDevice dev = m_ctx.device();
-    {
-        std::lock_guard lock(m_ctx.queue_mutex());
-        VkFence f = m_fence;
-        VK_CHECK(vkResetFences(dev, 1, &f));
-        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-        si.commandBufferCount = 1;
-        si.pCommandBuffers = &m_cb;
-        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, f));
-    }
     VkFence f = m_fence;
-    VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
+    // One submit per segment, each waited for before the next, holding the queue only to submit: other
+    // threads' submits (the window's frames) run between segments. Barriers recorded in one segment order
+    // the commands of the next ones too (synchronisation scopes follow submission order).
+    for (size_t s = 0; s < m_used; s++) {
+        {
+            std::lock_guard lock(m_ctx.queue_mutex());
+            VK_CHECK(vkResetFences(dev, 1, &f));
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &m_cbs[s];
+            VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, f));
+        }
+        VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
+    }
     uint64_t ts[2] = {0, 0};
     VkResult r = vkGetQueryPoolResults(dev, m_queries, 0, 2, sizeof ts, ts, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
     if (r != VK_SUCCESS) return 0.0;

@@ -59,18 +59,28 @@ private:
 class Program {
 public:
     // profile: a timestamp after every dispatch, read back by kernel_times() after run().
-    explicit Program(Context& ctx, bool profile = false);
+    // submit_budget: 0 = the whole program is one submit (fastest for small models). Otherwise the
+    // program is cut into several command buffers of at most about that many multiply-adds each (big
+    // dispatches are split into workgroup ranges with vkCmdDispatchBase), submitted one after another:
+    // on a single-queue device (lavapipe) the window's frames then slip in between, so a big model's
+    // minute-long step does not freeze the UI.
+    explicit Program(Context& ctx, bool profile = false, double submit_budget = 0);
     Program(const Program&) = delete;
     Program& operator=(const Program&) = delete;
 
     void begin();
     // Dispatches ceil(n / WORKGROUP) workgroups, split over y when x would exceed the device limit.
+    // cost: the dispatch's multiply-adds (or comparable work), which only decides where a segmented
+    // program is cut; 0 estimates a few per invocation (element-wise kernels).
     void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const void* push, size_t push_bytes,
-                  uint64_t n_invocations);
+                  uint64_t n_invocations, double cost = 0);
     template <typename P>
-    void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const P& push, uint64_t n) {
-        dispatch(k, buffers, &push, sizeof(P), n);
+    void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const P& push, uint64_t n,
+                  double cost = 0) {
+        dispatch(k, buffers, &push, sizeof(P), n, cost);
     }
+    bool segmented() const { return m_budget > 0; }
+    size_t submit_count() const { return m_used; }
     // Makes every earlier write (shader or transfer) visible to every later read. `why` documents the hazard.
     void barrier(const char* why);
     void copy(const Buffer& src, size_t src_off, const Buffer& dst, size_t dst_off, size_t bytes);
@@ -86,9 +96,13 @@ public:
 
 private:
     VkDescriptorSet allocate_set(const Kernel& k);
+    void cut();  // ends the current command buffer and begins the next
     Context& m_ctx;
     Handle<VkCommandPool> m_pool;
-    VkCommandBuffer m_cb = VK_NULL_HANDLE;
+    VkCommandBuffer m_cb = VK_NULL_HANDLE;  // the one being recorded
+    std::vector<VkCommandBuffer> m_cbs;     // every segment, in submission order (freed with the pool)
+    size_t m_used = 0;                      // segments recorded so far
+    double m_budget = 0, m_seg_cost = 0;
     std::vector<Handle<VkDescriptorPool>> m_desc_pools;
     std::vector<Handle<VkBufferView>> m_views;  // texel views made while recording, alive as long as the commands
     uint32_t m_sets_in_pool = 0;

@@ -7,7 +7,9 @@ layout(binding = 3) uniform samplerBuffer out_t;                      // like do
 layout(std430, binding = 4) buffer Dinp { float dinp[]; };            // (M, K)
 layout(std430, binding = 5) writeonly buffer Dw { float dw[]; };      // (N, K)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate; } p;
+// invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
+// dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs)
+layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count; } p;
 const uint TR = 4;  // rows of the tile (m for dinp, n for dw)
 const uint TK = 2;  // vec4 columns of the tile (8 k)
 
@@ -31,6 +33,8 @@ float g(uint m, uint n) {
 
 void main() {
     uint i = gid();
+    if (i >= p.count) return;
+    i += p.first;
     uint K4 = p.K / 4;
     uint tiles_k = (K4 + TK - 1) / TK;
     uint n_dinp = p.want_dinp != 0 ? ((p.M + TR - 1) / TR) * tiles_k : 0;
