@@ -2,10 +2,49 @@
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
+#include "model/model.h"
+#include "train/trainer.h"
+
 namespace attn {
+
+// "nan@150" -> {Nan, 150}; false when it is not KIND@STEP.
+static bool parse_fault(const std::string& text, FaultInjection& f) {
+    size_t at = text.find('@');
+    if (at == std::string::npos) return false;
+    std::string kind = text.substr(0, at), step = text.substr(at + 1);
+    static const std::map<std::string, FaultInjection::Kind> kinds{{"nan", FaultInjection::Kind::Nan},
+                                                                   {"oom", FaultInjection::Kind::OutOfMemory},
+                                                                   {"device-lost", FaultInjection::Kind::DeviceLost}};
+    auto k = kinds.find(kind);
+    if (k == kinds.end() || step.empty() || step.size() > 9 ||
+        !std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+    int n = std::stoi(step);
+    if (n < 1 || n > 100000000) return false;
+    f = {k->second, n, text};
+    return true;
+}
+
+bool inject_fault(Trainer& tr, FaultInjection& f) {
+    if (f.kind == FaultInjection::Kind::None || tr.step_count() + 1 != f.step) return false;
+    FaultInjection::Kind kind = f.kind;
+    f.kind = FaultInjection::Kind::None;  // once: a reverted or resumed run passes this step again
+    std::string what = "vkQueueSubmit (--inject-fault " + f.text + ")";
+    if (kind == FaultInjection::Kind::OutOfMemory) vk_fail(VK_ERROR_OUT_OF_DEVICE_MEMORY, what.c_str(), __FILE__, __LINE__);
+    if (kind == FaultInjection::Kind::DeviceLost) vk_fail(VK_ERROR_DEVICE_LOST, what.c_str(), __FILE__, __LINE__);
+    // nan: a whole tensor, so every batch meets it (one entry of the embedding table could be missed by a batch)
+    TrainerState st = tr.export_state();
+    const ParamInfo& first = tr.model().params_info().front();
+    std::fill_n(st.params.begin() + first.offset, first.count, std::numeric_limits<float>::quiet_NaN());
+    tr.import_state(st);
+    return true;
+}
 
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
@@ -64,6 +103,14 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         ->check(CLI::Range(1, 100000000));
     app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12");
     app.add_option("--fps", o.fps, "window: frame-rate cap (default 30)")->check(CLI::Range(1, 240));
+    app.add_option("--autosave", o.autosave_min,
+                   "window: autosave every MINUTES (fractions allowed, e.g. 0.05 = 3 s; 0: off; default 5) and on quit, "
+                   "to attnlab_autosave.safetensors in the working folder");
+    app.add_option("--checkpoint", o.checkpoint_path,
+                   "window: the file Ctrl+S saves to and Ctrl+O loads (default attnlab_run.safetensors)");
+    std::string fault;
+    app.add_option("--inject-fault", fault,
+                   "tests: KIND@STEP makes KIND (nan, oom, device-lost) happen at training step STEP, once");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -77,6 +124,25 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     if (o.headless && (o.exit_after_steps > 0 || !o.screenshot_path.empty())) {
         std::fprintf(stderr, "error: --exit-after-steps and --screenshot are for the window: drop --headless "
                              "(headless training stops after --max-iters)\n");
+        return 2;
+    }
+    if (o.headless && (app.count("--autosave") > 0 || app.count("--checkpoint") > 0)) {
+        std::fprintf(stderr, "error: --autosave and --checkpoint are for the window: headless, use --save FILE "
+                             "(written at every evaluation)\n");
+        return 2;
+    }
+    if (!std::isfinite(o.autosave_min) || o.autosave_min < 0 || o.autosave_min > 525600) {
+        std::fprintf(stderr, "error: --autosave must be a number of minutes from 0 (off) to 525600 (got %g)\n",
+                     o.autosave_min);
+        return 2;
+    }
+    if (o.checkpoint_path.empty()) {
+        std::fprintf(stderr, "error: --checkpoint needs a file name\n");
+        return 2;
+    }
+    if (!fault.empty() && !parse_fault(fault, o.fault)) {
+        std::fprintf(stderr, "error: --inject-fault must be KIND@STEP with KIND nan, oom or device-lost and STEP from "
+                             "1 to 100000000 (got '%s')\n", fault.c_str());
         return 2;
     }
     c.preset = preset;

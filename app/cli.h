@@ -7,6 +7,21 @@
 
 namespace attn {
 
+class Trainer;
+
+// --inject-fault KIND@STEP, for tests: what goes wrong just before the STEP-th training step (once).
+struct FaultInjection {
+    enum class Kind { None, Nan, OutOfMemory, DeviceLost };
+    Kind kind = Kind::None;
+    int step = 0;
+    std::string text;  // as typed, for messages
+};
+// Makes the fault happen when `tr` is about to take step f.step; returns true when it fired (then never again).
+// nan: every weight of the first parameter tensor becomes NaN (through export_state/import_state), so the step's
+// own GPU NaN/Inf check sees it; oom / device-lost: throws the DeviceError that VK_CHECK throws for
+// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_DEVICE_LOST.
+bool inject_fault(Trainer& tr, FaultInjection& f);
+
 struct RunOptions {
     Config cfg;
     std::string data_path = "assets/tinyshakespeare.txt";
@@ -24,6 +39,9 @@ struct RunOptions {
     int exit_after_steps = 0;     // >0: train this many steps, screenshot, exit
     std::string screenshot_path;  // where --exit-after-steps and F12 write the PNG
     int fps = 30;                 // UI frame-rate cap (Xvfb does not throttle presents)
+    double autosave_min = 5;      // autosave every N minutes, fractions allowed (0: off)
+    std::string checkpoint_path = "attnlab_run.safetensors";  // the Checkpoint field: Ctrl+S / Ctrl+O
+    FaultInjection fault;         // --inject-fault (tests)
 };
 
 // Returns -1 to go on, or an exit code (0 after --help, 2 after an error already printed).

@@ -115,6 +115,7 @@ int run_headless(const RunOptions& o) {
         save();
         if (!o.save_path.empty()) last_saved = tr.step_count();
     };
+    FaultInjection fault = o.fault;
     const int start = tr.step_count();
     // a resumed run already evaluated its first step before saving: repeating it would shift the eval batches
     bool evaluated_start = !history.evals.empty() && history.evals.back().step == start;
@@ -139,6 +140,7 @@ int run_headless(const RunOptions& o) {
         auto t0 = clock::now();
         StepResult r;
         try {
+            inject_fault(tr, fault);  // --inject-fault (tests): nothing unless this is its step
             r = tr.step();
         } catch (const DeviceError& e) {
             // the device's memory is gone: nothing more can be read back, but the last checkpoint is safe
@@ -152,7 +154,7 @@ int run_headless(const RunOptions& o) {
         steps_since++;
         history.step_losses.push_back(r.loss);
         if (!r.finite)
-            throw Error("training diverged at step " + std::to_string(it) + " (the loss is NaN or Inf): lower --lr (now " +
+            throw Error("training diverged at step " + std::to_string(it + 1) + " (the loss is NaN or Inf): lower --lr (now " +
                         std::to_string(c.lr) + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
         if (o.profile) {
             for (auto& [name, ms] : tr.last_kernel_times()) {

@@ -75,7 +75,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
         ImGui::PopStyleColor();
         if (snap.good_step >= 0) {
             char label[64];
-            std::snprintf(label, sizeof label, "Revert to step %d", snap.good_step);
+            std::snprintf(label, sizeof label, "Revert to step %d (Ctrl+Z)", snap.good_step);
             if (ImGui::Button(label)) tt.revert_to_good();
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip("The last good state, kept in memory every 100 steps. Stays paused: lower the learning "
@@ -163,9 +163,11 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("Weights, optimizer state and loss history; the file must come from this corpus.");
-    ImGui::InputInt("autosave (min)", &st.autosave_min);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every N minutes and on quit, to attnlab_autosave.safetensors (0: off)");
-    if (st.autosave_min < 0) st.autosave_min = 0;
+    ImGui::InputDouble("autosave (min)", &st.autosave_min, 1, 5, "%.4g");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Every N minutes (fractions too) and on quit, to attnlab_autosave.safetensors (0: off)");
+    if (!(st.autosave_min >= 0)) st.autosave_min = 0;  // NaN too
+    if (st.autosave_min > 525600) st.autosave_min = 525600;
     if (!snap.ckpt_message.empty()) {
         if (snap.ckpt_error) ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
         else ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

@@ -27,7 +27,7 @@ struct ControlsState {
     uint64_t model_id = 0;  // snap.model_id the fields were last taken from (a loaded checkpoint brings its config)
     // checkpoints
     std::string ckpt_path = "attnlab_run.safetensors";
-    int autosave_min = 5;  // 0: off
+    double autosave_min = 5;  // minutes, fractions allowed (--autosave); 0: off
     // The causal mask and dropout follow the running config (the Lab can change the mask) unless the user is
     // editing them or a change sent from here has not reached the running config yet.
     bool dropout_active = false;

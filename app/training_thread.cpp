@@ -15,9 +15,9 @@ namespace attn {
 using Clock = std::chrono::steady_clock;
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
-                               int exit_after_steps)
+                               int exit_after_steps, const FaultInjection& fault)
     : m_ctx(ctx), m_data(std::make_unique<Dataset>(std::move(data))), m_corpus_path(corpus_path),
-      m_exit_after(exit_after_steps), m_cfg(cfg) {
+      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault) {
     m_snap.cfg = cfg;
     m_snap.corpus_path = corpus_path;
     m_snap.version = 1;  // a fresh Snapshot (version 0) always takes this first copy
@@ -25,7 +25,9 @@ TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& co
     m_thread = std::thread([this] { run(); });
 }
 
-TrainingThread::~TrainingThread() {
+TrainingThread::~TrainingThread() { stop(); }
+
+void TrainingThread::stop() {
     {
         std::lock_guard lk(m_mutex);
         m_pending.quit = true;
@@ -70,9 +72,9 @@ void TrainingThread::set_live(const Config& cfg) {
 void TrainingThread::save_checkpoint_to(const std::string& path) { post([&](Pending& p) { p.save_path = path; }); }
 void TrainingThread::load_checkpoint_from(const std::string& path) { post([&](Pending& p) { p.load_path = path; }); }
 void TrainingThread::revert_to_good() { post([](Pending& p) { p.revert = true; }); }
-void TrainingThread::set_autosave(int minutes, const std::string& path) {
+void TrainingThread::set_autosave(double minutes, const std::string& path) {
     std::lock_guard lk(m_mutex);  // read before the next step: no wake-up needed
-    m_pending.autosave_min = std::max(0, minutes);
+    m_pending.autosave_min = std::isfinite(minutes) ? std::max(0.0, minutes) : 0.0;
     m_pending.autosave_path = path;
 }
 void TrainingThread::request_sample() { post([](Pending& p) { p.sample = true; }); }
@@ -404,6 +406,7 @@ void TrainingThread::slice_attention() {
 
 void TrainingThread::do_step(bool force_attention) {
     int b = m_trainer->display_batch();
+    inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
     auto t0 = Clock::now();
     StepResult r = m_trainer->step();
     auto t1 = Clock::now();
@@ -471,7 +474,7 @@ void TrainingThread::autosave(const Pending& p, bool now) {
     if (m_trainer->step_count() == 0 || m_trainer->step_count() == m_autosaved_step) return;
     auto t = Clock::now();
     if (m_last_autosave == Clock::time_point{}) m_last_autosave = t;
-    if (!now && t - m_last_autosave < std::chrono::minutes(p.autosave_min)) return;
+    if (!now && t - m_last_autosave < std::chrono::duration<double, std::ratio<60>>(p.autosave_min)) return;
     m_last_autosave = t;
     std::string msg;
     bool err = false;
@@ -487,6 +490,41 @@ void TrainingThread::autosave(const Pending& p, bool now) {
     m_snap.ckpt_message = msg;
     m_snap.ckpt_error = err;
     publish();
+}
+
+// After a device failure nothing on the device can be trusted or even read: the last good state, kept in host memory,
+// goes to the autosave file instead (unless an autosave of a later step is there already), for the next start to
+// offer. Returns what to add to the failure's message.
+std::string TrainingThread::rescue(const std::string& path) {
+    std::string note, ckpt;
+    bool err = false;
+    if (path.empty()) return "";
+    if (m_autosaved_step >= 0 && (!m_has_good || m_autosaved_step >= m_good_state.step)) {
+        note = "; the autosave of step " + std::to_string(m_autosaved_step) + " in " + path +
+               " is safe: restart attnlab to resume it";
+    } else if (!m_has_good || !m_trainer) {
+        note = "; no good state was kept in memory, so nothing could be saved";
+    } else {
+        try {
+            save_checkpoint(path, {m_trainer->config(), m_data->vocab(), m_data->name(), m_good_state, m_good_history},
+                            m_trainer->model().params_info());
+            m_autosaved_step = m_good_state.step;
+            ckpt = "saved the last good state (step " + std::to_string(m_good_state.step) + ") to " + path;
+            note = "; the last good state (step " + std::to_string(m_good_state.step) + ") was saved to " + path +
+                   ": restart attnlab to resume it";
+        } catch (const std::exception& e) {
+            ckpt = note = std::string("saving the last good state failed: ") + e.what();
+            note = "; " + note;
+            err = true;
+        }
+    }
+    if (!ckpt.empty()) {
+        std::lock_guard lk(m_mutex);
+        m_snap.ckpt_message = ckpt;
+        m_snap.ckpt_error = err;
+        publish();
+    }
+    return note;
 }
 
 void TrainingThread::run() {
@@ -663,7 +701,7 @@ void TrainingThread::run() {
             bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= 3.0 * m_snap.sample_ms;
             if (m_trainer && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
         } catch (const DeviceError& e) {
-            fail(e, true);
+            fail(Error(e.what() + rescue(p.autosave_path)), true);
         } catch (const std::exception& e) {
             if (p.restart) {
                 std::lock_guard lk(m_mutex);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -93,8 +94,12 @@ struct Snapshot {
 class TrainingThread {
 public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
-    TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps);
-    ~TrainingThread();
+    // fault: --inject-fault, made to happen at its step (tests).
+    TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps,
+                   const FaultInjection& fault = {});
+    ~TrainingThread();  // stop()s
+    // Ends the thread (autosaving first when autosave is on); the last Snapshot stays readable with poll().
+    void stop();
     TrainingThread(const TrainingThread&) = delete;
     TrainingThread& operator=(const TrainingThread&) = delete;
 
@@ -110,8 +115,9 @@ public:
     // Checkpoints, on the training thread; the outcome shows in Snapshot::ckpt_message.
     void save_checkpoint_to(const std::string& path);
     void load_checkpoint_from(const std::string& path);
-    // Autosave to `path` every `minutes` (0: off) and when the thread stops.
-    void set_autosave(int minutes, const std::string& path);
+    // Autosave to `path` every `minutes` (fractions allowed; 0: off) and when the thread stops. After a device
+    // failure the last good state kept in memory goes to `path` too, whatever `minutes`.
+    void set_autosave(double minutes, const std::string& path);
     // After divergence: back to the last good state kept in memory, paused.
     void revert_to_good();
     void set_prompt(const std::string& prompt);
@@ -135,7 +141,7 @@ private:
         int causal = -1;  // set_causal: 1 on, 0 off, -1 nothing pending
         std::string save_path, load_path;  // non-empty: save / load pending
         bool revert = false;
-        int autosave_min = 0;
+        double autosave_min = 0;
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
         int frame_rate = 30;
@@ -160,6 +166,7 @@ private:
     void keep_good_state();
     void autosave(const Pending& p, bool now);
     void do_revert();
+    std::string rescue(const std::string& path);  // after a DeviceError: saves the last good state; says what it did
     void do_step(bool force_attention);
     void do_eval();
     void do_sample();
@@ -199,6 +206,7 @@ private:
     bool m_diverged = false;
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;
+    FaultInjection m_fault;  // --inject-fault, until it fires
 
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;

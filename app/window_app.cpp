@@ -168,6 +168,11 @@ ResumePrompt find_autosave(const Dataset& data) {
     return r;
 }
 
+void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
+    if (resume) tt.load_checkpoint_from(k_autosave_path);
+    rp.open = false;
+}
+
 // A small window in the middle, never modal: training goes on underneath until the user picks.
 void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
     if (!rp.open) return;
@@ -178,14 +183,29 @@ void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
                      ImGuiWindowFlags_NoMove);
     ImGui::Text("Resume the last run (step %d)?", rp.step);
     ImGui::TextDisabled("from %s", k_autosave_path);
-    if (ImGui::Button("Resume")) {
-        tt.load_checkpoint_from(k_autosave_path);
-        rp.open = false;
-    }
+    if (ImGui::Button("Resume (Enter)")) resume_answer(rp, tt, true);
     ImGui::SameLine();
-    if (ImGui::Button("Start fresh")) rp.open = false;
+    if (ImGui::Button("Start fresh (Esc)")) resume_answer(rp, tt, false);
     ImGui::End();
 }
+
+// What the window says also goes to stdout, one line each, so a terminal (or a script) sees it too: checkpoint
+// outcomes, divergence and Revert, device failures.
+struct NoticeLog {
+    std::string message, ckpt;
+    void print(const Snapshot& s) {
+        bool any = false;
+        if (s.message != message) {
+            message = s.message;
+            if (!message.empty()) std::printf("attnlab: %s\n", message.c_str()), any = true;
+        }
+        if (s.ckpt_message != ckpt) {
+            ckpt = s.ckpt_message;
+            if (!ckpt.empty()) std::printf("attnlab: %s%s\n", s.ckpt_error ? "error: " : "", ckpt.c_str()), any = true;
+        }
+        if (any) std::fflush(stdout);
+    }
+};
 
 // The frame loop; returns the exit code.
 int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data) {
@@ -205,24 +225,34 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     }
     // --exit-after-steps (tests, scripts): no prompt and no autosave littering the working folder
     ResumePrompt resume = o.exit_after_steps > 0 ? ResumePrompt{} : find_autosave(data);
-    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps);
+    if (resume.open) {
+        std::printf("attnlab: %s holds a run of step %d: resume it? (Enter resumes, Esc starts fresh)\n",
+                    k_autosave_path, resume.step);
+        std::fflush(stdout);
+    }
+    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault);
+    NoticeLog log;
 
     Panels p;
     p.controls.fps_cap = o.fps;
+    p.controls.autosave_min = o.autosave_min;
+    p.controls.ckpt_path = o.checkpoint_path;
     p.status.device_name = ctx.device_name();
     Snapshot snap;
     LabState lab;  // after tt: the Lab's worker thread is joined first
     int fps_cap = o.fps, frames_after_done = 0;
     tt.set_frame_rate(fps_cap);
-    int autosave_min = -1;  // what the thread was last told
+    double autosave_min = -1;  // what the thread was last told
     auto next = Clock::now(), last = Clock::now();
     auto last_input = Clock::now();
     int fps_frames = 0;
     bool snap_changed = true;
     // At exit: the latest evaluations to --metrics (the headless CSV); returns the exit code.
     auto finish_metrics = [&]() -> int {
-        if (o.metrics_path.empty()) return 0;
+        tt.stop();  // the autosave on quit, if on, is written now
         tt.poll(snap);
+        log.print(snap);
+        if (o.metrics_path.empty()) return 0;
         std::string err = write_metrics(snap.evals, o.metrics_path);
         if (err.empty()) return 0;
         std::fprintf(stderr, "error: %s\n", err.c_str());
@@ -237,7 +267,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
             fps_cap = p.controls.fps_cap;
             tt.set_frame_rate(fps_cap);
         }
-        int want_autosave = o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+        double want_autosave = o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
         if (want_autosave != autosave_min) {
             autosave_min = want_autosave;
             tt.set_autosave(autosave_min, k_autosave_path);
@@ -269,6 +299,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
         }
         glfwPollEvents();
         snap_changed = tt.poll(snap);
+        if (snap_changed) log.print(snap);
         if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
             std::fprintf(stderr, "error: %s\n", snap.message.c_str());
             return 2;
@@ -290,9 +321,15 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
             if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
                 if (key == GLFW_KEY_S) controls_save(p.controls, tt);
                 if (key == GLFW_KEY_O) controls_load(p.controls, tt);
+                // Ctrl+Z: Revert after divergence (not while typing: there it undoes the typing)
+                if (key == GLFW_KEY_Z && !io.WantTextInput && snap.diverged && snap.good_step >= 0) tt.revert_to_good();
                 continue;
             }
             if (io.WantTextInput) continue;  // typing in a field
+            if (resume.open && (key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE)) {
+                resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
+                continue;
+            }
             if (key == GLFW_KEY_SPACE) tt.toggle_running();
             if (key == GLFW_KEY_S) tt.step_once();
             if (key == GLFW_KEY_R) tt.reset();
