@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Checkpoints in the real window (Xvfb + openbox + xdotool): Ctrl+S writes a checkpoint that --headless --resume
+# accepts; Ctrl+O loads it back (the step returns to the saved one); autosave (--autosave 0.05: every 3 s) writes
+# attnlab_autosave.safetensors while training and again when the window is closed (Alt+F4); the next start offers
+# to resume it, Enter resumes at that step, and training goes on from there.
+# Usage: app_checkpoint_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+for tool in xvfb-run openbox xdotool; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb openbox xdotool)"; exit 77; }
+done
+BIN=$(realpath "$BIN"); CORPUS=$(realpath "$CORPUS")
+DRIVER=$(realpath "$(dirname "$0")/window_driver.sh")
+export BIN CORPUS DRIVER
+timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+    set -u
+    openbox >/dev/null 2>&1 &
+    sleep 1
+    work=$(mktemp -d)
+    trap "rm -rf \"$work\"" EXIT
+    cd "$work"
+    . "$DRIVER"
+
+    # --- first run: no autosave yet, so no prompt ---
+    start one.out --eval-interval 100 --autosave 0.05 --checkpoint "$work/manual.safetensors"
+    sleep 3
+    key space   # pause
+    key ctrl+s
+    wait_for one.out "^attnlab: saved step [0-9]+ to $work/manual.safetensors$" 20 || fail "Ctrl+S: no saved line"
+    saved=$(grep -oE "^attnlab: saved step [0-9]+" one.out | grep -oE "[0-9]+$")
+    [ "$saved" -gt 0 ] || fail "Ctrl+S saved step $saved: the window should have trained first"
+    r=$(headless_resume "$work/manual.safetensors") || fail "--headless --resume refused the Ctrl+S checkpoint"
+    [ "$r" = "$saved" ] || fail "the Ctrl+S checkpoint resumed at step $r, saved at step $saved"
+    echo "Ctrl+S: saved step $saved, --headless --resume continues at step $r"
+
+    key space; sleep 1.5; key space   # train on, pause
+    before=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$before" -gt "$saved" ] || fail "training did not go on after the save (step $before)"
+    key ctrl+o
+    wait_for one.out "^attnlab: loaded $work/manual.safetensors at step $saved$" 20 || fail "Ctrl+O: no loaded line"
+    sleep 0.5
+    after=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$after" = "$saved" ] || fail "after Ctrl+O the window shows step $after, the checkpoint holds $saved"
+    echo "Ctrl+O: from step $before back to step $after"
+
+    key space   # train on: an autosave of a later step comes within 3 s
+    autosaved() { grep -oE "^attnlab: autosaved step [0-9]+ to attnlab_autosave.safetensors$" one.out | tail -1 | cut -d" " -f4; }
+    for ((i = 0; i < 200; i++)); do [ "$(autosaved)" -gt "$saved" ] 2>/dev/null && break; sleep 0.1; done
+    periodic=$(autosaved)
+    [ "${periodic:-0}" -gt "$saved" ] || fail "no autosave while training on from step $saved within 20 s"
+    sleep 1
+    close_window
+    last=$(tail -1 one.out)
+    [[ "$last" =~ ^attnlab:\ autosaved\ step\ ([0-9]+)\ to\ attnlab_autosave.safetensors$ ]] ||
+        fail "closing the window should autosave last, but the last line is: $last"
+    quit=${BASH_REMATCH[1]}
+    [ "$quit" -gt "$periodic" ] || fail "the autosave on quit (step $quit) is not later than the periodic one ($periodic)"
+    r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave"
+    [ "$r" = "$quit" ] || fail "the autosave resumed at step $r, but step $quit was saved at quit"
+    echo "autosave: every 3 s (step $periodic), on quit (step $quit); --headless --resume continues at step $r"
+
+    # --- second run: the prompt, Enter resumes ---
+    start two.out --eval-interval 100 --autosave 0
+    grep -v "^device:" two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
+        fail "the second start should offer the autosave of step $quit first"
+    sleep 2
+    key space   # pause whatever started underneath
+    key Return
+    wait_for two.out "^attnlab: loaded attnlab_autosave.safetensors at step $quit$" 20 || fail "Enter did not resume"
+    sleep 0.5
+    resumed=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$resumed" = "$quit" ] || fail "after resuming the window shows step $resumed, the autosave holds $quit"
+    key space; sleep 1.5; key space
+    later=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$later" -gt "$quit" ] || fail "the resumed run did not train on (step $later)"
+    close_window
+    echo "resume prompt: Enter resumed step $resumed, training went on to step $later"
+    echo PASS
+'

@@ -1,0 +1,72 @@
+# Drives the real attnlab window under Xvfb + openbox with xdotool: sourced by the window tests, inside xvfb-run,
+# in the folder the app should run in (it autosaves and writes F12 screenshots there). Needs BIN and CORPUS set.
+# The window also prints what it says (checkpoint outcomes, divergence, Revert, device failures) on stdout,
+# one "attnlab: ..." line each: that is what these helpers wait for.
+
+# fail MESSAGE: prints it and every app's output, stops the app, exits 1
+fail() {
+    echo "FAIL: $*"
+    for f in ./*.out; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done
+    [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null
+    exit 1
+}
+
+# wait_for FILE REGEX SECONDS: until a line of FILE matches (grep -E); false after SECONDS
+wait_for() {
+    local i
+    for ((i = 0; i < $3 * 10; i++)); do
+        grep -qE -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start OUT ARGS...: starts attnlab (bigram, tiny evaluations, the validation layer on: a message fails the exit code)
+# with stdout+stderr in OUT; sets pid and wid
+start() {
+    local out=$1
+    shift
+    "$BIN" --validation --data "$CORPUS" --preset bigram --max-iters 100000000 --eval-iters 2 --sample-chars 20 "$@" \
+        >"$out" 2>&1 &
+    pid=$!
+    wid=$(timeout 60 xdotool search --sync --onlyvisible --pid "$pid" --name "Attention Lab" | head -1)
+    [ -n "$wid" ] || fail "no window appeared"
+}
+
+# key KEYS...: to the window (Space pauses/resumes, ctrl+s saves, F12 screenshots, ...)
+key() { xdotool key --window "$wid" "$@"; }
+
+# shot_step: F12, then the step in the screenshot's name (attnlab_stepN.png), which is removed; false if none came
+shot_step() {
+    rm -f attnlab_step*.png
+    key F12
+    local i f
+    for ((i = 0; i < 100; i++)); do
+        f=$(ls attnlab_step*.png 2>/dev/null | head -1)
+        [ -n "$f" ] && { rm -f attnlab_step*.png; f=${f#attnlab_step}; echo "${f%.png}"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# close: the window manager's close (Alt+F4 in openbox, as a user would), then the exit code must be 0
+close_window() {
+    xdotool windowactivate --sync "$wid" 2>/dev/null
+    xdotool key alt+F4
+    local i
+    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "attnlab did not quit within 30 s of Alt+F4"
+    wait "$pid"
+    local rc=$?
+    pid=
+    [ "$rc" -eq 0 ] || fail "attnlab exited with $rc after Alt+F4"
+}
+
+# headless_resume FILE: echoes the step attnlab --headless --resume FILE resumed at; false (and why, on stderr) if
+# it refused the file
+headless_resume() {
+    local out
+    out=$("$BIN" --headless --quiet --data "$CORPUS" --resume "$1" --max-iters 1 --eval-iters 1 \
+        --sample-chars 0 2>&1)
+    grep -oE "^resumed $1 at step [0-9]+" <<<"$out" | grep -oE "[0-9]+$" || { echo "$out" >&2; return 1; }
+}
