@@ -20,7 +20,7 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
     MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr};
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
     if (matmul_tiled(K)) {
-        uint64_t tiles = uint64_t((M + 3) / 4) * ((N + 7) / 8);
+        uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
         pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles,
                     double(M) * N * K);
         return;
@@ -37,9 +37,10 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     std::initializer_list<BufferRange> bufs = {dout, inp, w, relu ? out : dout, dinp, dw, dbias};  // out read only when relu
     uint64_t n_dinp, n_rest;  // invocations: dinp part, then dw and dbias
     if (matmul_tiled(K)) {
-        uint64_t tiles_k = (K / 4 + 1) / 2;
-        n_dinp = want_dinp ? uint64_t((M + 3) / 4) * tiles_k : 0;
-        n_rest = uint64_t((N + 3) / 4) * tiles_k + (has_bias ? N : 0);
+        // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
+        uint64_t TRI = N % 4 == 0 ? 8 : 4, TKI = 2, TRW = N % 4 == 0 ? 8 : 4, TKW = N % 4 == 0 ? 4 : 2;
+        n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
+        n_rest = (N + TRW - 1) / TRW * ((K / 4 + TKW - 1) / TKW) + (has_bias ? N : 0);
         k = N % 4 == 0 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p)  // dout as vec4 too
                        : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
     } else {

@@ -10,8 +10,13 @@ layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
 // dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs)
 layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count; } p;
-const uint TR = 4;  // rows of the tile (m for dinp, n for dw)
-const uint TK = 2;  // vec4 columns of the tile (8 k)
+// Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
+//   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
+#ifdef DOUT_VEC4
+const uint TRI = 8, TKI = 2, TRW = 8, TKW = 4;
+#else
+const uint TRI = 4, TKI = 2, TRW = 4, TKW = 2;
+#endif
 
 #ifdef DOUT_VEC4
 // dout[m, 4*n4 .. 4*n4+3], relu-masked
@@ -36,40 +41,40 @@ void main() {
     if (i >= p.count) return;
     i += p.first;
     uint K4 = p.K / 4;
-    uint tiles_k = (K4 + TK - 1) / TK;
-    uint n_dinp = p.want_dinp != 0 ? ((p.M + TR - 1) / TR) * tiles_k : 0;
-    uint n_dw = ((p.N + TR - 1) / TR) * tiles_k;
+    uint tiles_ki = (K4 + TKI - 1) / TKI, tiles_kw = (K4 + TKW - 1) / TKW;
+    uint n_dinp = p.want_dinp != 0 ? ((p.M + TRI - 1) / TRI) * tiles_ki : 0;
+    uint n_dw = ((p.N + TRW - 1) / TRW) * tiles_kw;
     if (i < n_dinp) {
-        uint m0 = (i / tiles_k) * TR, k0 = (i % tiles_k) * TK;
-        vec4 acc[TR][TK];
-        for (uint r = 0; r < TR; r++)
-            for (uint j = 0; j < TK; j++) acc[r][j] = vec4(0.0);
+        uint m0 = (i / tiles_ki) * TRI, k0 = (i % tiles_ki) * TKI;
+        vec4 acc[TRI][TKI];
+        for (uint r = 0; r < TRI; r++)
+            for (uint j = 0; j < TKI; j++) acc[r][j] = vec4(0.0);
 #ifdef DOUT_VEC4
         for (uint n4 = 0; n4 < p.N / 4; n4++) {
-            vec4 d[TR];
-            for (uint r = 0; r < TR; r++) d[r] = g4(min(m0 + r, p.M - 1), n4);
+            vec4 d[TRI];
+            for (uint r = 0; r < TRI; r++) d[r] = g4(min(m0 + r, p.M - 1), n4);
             for (uint e = 0; e < 4; e++) {
                 uint n = n4 * 4 + e;
-                vec4 wv[TK];
-                for (uint j = 0; j < TK; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
-                for (uint r = 0; r < TR; r++)
-                    for (uint j = 0; j < TK; j++) acc[r][j] += d[r][e] * wv[j];
+                vec4 wv[TKI];
+                for (uint j = 0; j < TKI; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
+                for (uint r = 0; r < TRI; r++)
+                    for (uint j = 0; j < TKI; j++) acc[r][j] += d[r][e] * wv[j];
             }
         }
 #else
         for (uint n = 0; n < p.N; n++) {
-            vec4 wv[TK];
-            for (uint j = 0; j < TK; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
-            for (uint r = 0; r < TR; r++) {
+            vec4 wv[TKI];
+            for (uint j = 0; j < TKI; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
+            for (uint r = 0; r < TRI; r++) {
                 float d = g(min(m0 + r, p.M - 1), n);
-                for (uint j = 0; j < TK; j++) acc[r][j] += d * wv[j];
+                for (uint j = 0; j < TKI; j++) acc[r][j] += d * wv[j];
             }
         }
 #endif
-        for (uint r = 0; r < TR; r++) {
+        for (uint r = 0; r < TRI; r++) {
             uint m = m0 + r;
             if (m >= p.M) break;
-            for (uint j = 0; j < TK; j++) {
+            for (uint j = 0; j < TKI; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
                 for (uint e = 0; e < 4; e++) {
@@ -82,28 +87,30 @@ void main() {
     }
     i -= n_dinp;
     if (i < n_dw) {
-        uint n0 = (i / tiles_k) * TR, k0 = (i % tiles_k) * TK;
-        vec4 acc[TR][TK];
-        for (uint r = 0; r < TR; r++)
-            for (uint j = 0; j < TK; j++) acc[r][j] = vec4(0.0);
+        uint n0 = (i / tiles_kw) * TRW, k0 = (i % tiles_kw) * TKW;
+        vec4 acc[TRW][TKW];
+        for (uint r = 0; r < TRW; r++)
+            for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
         for (uint m = 0; m < p.M; m++) {
-            vec4 iv[TK];
-            for (uint j = 0; j < TK; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
+            vec4 iv[TKW];
+            for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
-            vec4 d = g4(m, n0 / 4);  // TR == 4: the tile's four n are one vec4
-            for (uint r = 0; r < TR; r++)
-                for (uint j = 0; j < TK; j++) acc[r][j] += d[r] * iv[j];
+            for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout
+                vec4 d = g4(m, min(n0 / 4 + r4, p.N / 4 - 1));
+                for (uint e = 0; e < 4; e++)
+                    for (uint j = 0; j < TKW; j++) acc[r4 * 4 + e][j] += d[e] * iv[j];
+            }
 #else
-            for (uint r = 0; r < TR; r++) {
+            for (uint r = 0; r < TRW; r++) {
                 float d = g(m, min(n0 + r, p.N - 1));
-                for (uint j = 0; j < TK; j++) acc[r][j] += d * iv[j];
+                for (uint j = 0; j < TKW; j++) acc[r][j] += d * iv[j];
             }
 #endif
         }
-        for (uint r = 0; r < TR; r++) {
+        for (uint r = 0; r < TRW; r++) {
             uint n = n0 + r;
             if (n >= p.N) break;
-            for (uint j = 0; j < TK; j++) {
+            for (uint j = 0; j < TKW; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
                 for (uint e = 0; e < 4; e++) dw[n * p.K + k4 * 4 + e] = acc[r][j][e];

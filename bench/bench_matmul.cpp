@@ -1,0 +1,52 @@
+// Benchmark: GFLOP/s of the linear-layer kernels (forward, backward's dinp part, its dw + dbias part) at
+// the gpt preset's shapes and the small models', on the current device. Prints one row per shape.
+//   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "ops/matmul.h"
+
+using namespace attn;
+
+int main(int argc, char** argv) {
+    uint32_t M = argc > 1 ? uint32_t(std::atoi(argv[1])) : 2048;
+    try {
+        ContextOptions co;
+        Context ctx(co);
+        KernelCache kc(ctx);
+        struct Shape { const char* what; uint32_t N, K; bool relu; };
+        const Shape shapes[] = {{"qkv  384->1152", 1152, 384, false}, {"proj 384->384", 384, 384, false},
+                                {"ffn1 384->1536", 1536, 384, true},  {"ffn2 1536->384", 384, 1536, false},
+                                {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true}};
+        std::printf("M = %u rows\n%-16s %12s %12s %12s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s");
+        for (const Shape& s : shapes) {
+            std::vector<float> a(size_t(M) * s.K, 0.01f), w(size_t(s.N) * s.K, 0.02f), g(size_t(M) * s.N, 0.03f);
+            Buffer inp(ctx, a.size() * 4), wb(ctx, w.size() * 4), bias(ctx, s.N * 4), out(ctx, g.size() * 4),
+                dout(ctx, g.size() * 4), dinp(ctx, a.size() * 4), dw(ctx, w.size() * 4), db(ctx, s.N * 4);
+            inp.upload(a);
+            wb.upload(w);
+            dout.upload(g);
+            bias.fill_zero();
+            // segmented with an unbounded budget: one submit, but dinp and dw are separate (profiled) dispatches
+            Program p(ctx, true, 1e30);
+            p.begin();
+            ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu);
+            p.barrier("backward reads out");
+            ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false);
+            p.end();
+            p.run();  // warm-up (JIT)
+            double t[3] = {1e30, 1e30, 1e30};
+            for (int rep = 0; rep < 3; rep++) {
+                p.run();
+                auto kt = p.kernel_times();
+                for (int i = 0; i < 3 && i < int(kt.size()); i++) t[i] = std::min(t[i], kt[i].second);
+            }
+            double flop = 2.0 * M * s.N * s.K;
+            std::printf("%-16s %12.2f %12.2f %12.2f\n", s.what, flop / t[0] * 1e-6, flop / t[1] * 1e-6, flop / t[2] * 1e-6);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+}
