@@ -17,16 +17,16 @@ layout(std430, binding = 4) writeonly buffer Dqkv { vec4 dqkv[]; };  // (B, T, 3
 layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
 layout(binding = 6) uniform samplerBuffer dpre_t;                    // the same scratch, for phase 1
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;
-const uint MAXV = 32;  // HS / 4 at most
+layout(constant_id = 0) const uint HS4 = 16;  // HS / 4, specialised per model: loops unroll, rows stay in registers
 float keep_scale(uint idx) {
     if (p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 void main() {
     uint i = gid();
-    uint HS4 = p.HS / 4, C4 = p.NH * HS4, C34 = 3 * C4;
+    uint C4 = p.NH * HS4, C34 = 3 * C4;
     float scale = inversesqrt(float(p.HS));
-    vec4 acc[MAXV];
+    vec4 acc[HS4];
     if (p.phase == 0) {
         if (i >= p.B * p.NH * p.T) return;
         uint t = i % p.T, bh = i / p.T, h = bh % p.NH, b = bh / p.NH;

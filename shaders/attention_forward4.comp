@@ -11,16 +11,16 @@ layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T
 layout(std430, binding = 2) writeonly buffer Out { vec4 outp[]; };  // (B, T, C/4)
 layout(std430, binding = 3) readonly buffer Seed { uvec2 key; };
 layout(push_constant) uniform P { uint B, T, NH, HS, causal, site; float prob; } p;
-const uint MAXV = 32;  // HS / 4 at most
+layout(constant_id = 0) const uint HS4 = 16;  // HS / 4, specialised per model: loops unroll, rows stay in registers
 void main() {
     uint i = gid();
     if (i >= p.B * p.NH * p.T) return;
     uint t = i % p.T, bh = i / p.T, h = bh % p.NH, b = bh / p.NH;
-    uint HS4 = p.HS / 4, C4 = p.NH * HS4, C34 = 3 * C4;
+    uint C4 = p.NH * HS4, C34 = 3 * C4;
     float scale = inversesqrt(float(p.HS));
     uint row = i * p.T;
     uint tmax = p.causal != 0 ? t : p.T - 1;
-    vec4 q[MAXV];
+    vec4 q[HS4];
     uint q0 = (b * p.T + t) * C34 + h * HS4;
     for (uint j = 0; j < HS4; j++) q[j] = texelFetch(qkv4, int(q0 + j));
     float mx = -1.0 / 0.0;
@@ -40,7 +40,7 @@ void main() {
     }
     float inv = 1.0 / sum;
     for (uint t2 = tmax + 1; t2 < p.T; t2++) att[row + t2] = 0.0;
-    vec4 o[MAXV];
+    vec4 o[HS4];
     for (uint j = 0; j < HS4; j++) o[j] = vec4(0.0);
     float drop_scale = 1.0 / (1.0 - p.prob);
     for (uint t2 = 0; t2 <= tmax; t2++) {

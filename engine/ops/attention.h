@@ -28,7 +28,8 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
     // kernels do about a quarter of the tiled matmuls' multiply-adds per second
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
-    pr.dispatch(kc.get(name, attention_vec4(HS) ? "vsss" : "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
+    // the vec4 kernel is specialised for HS/4 (constant_id 0): its loops unroll, q and the output row stay in registers
+    pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, HS / 4) : kc.get(name, "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
                 uint64_t(B) * NH * T, macs * 2);
 }
 
@@ -37,7 +38,7 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
                                BufferRange qkv, BufferRange att, uint32_t B, uint32_t T, uint32_t NH, uint32_t HS,
                                bool causal, const AttnDropout& drop) {
     bool v4 = attention_vec4(HS);
-    const Kernel& k = v4 ? kc.get("attention_backward4", "vvtssst", sizeof(AttentionBackPush))
+    const Kernel& k = v4 ? kc.get("attention_backward4", "vvtssst", sizeof(AttentionBackPush), HS / 4)
                          : kc.get("attention_backward", "tttssst", sizeof(AttentionBackPush));
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward

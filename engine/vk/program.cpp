@@ -12,7 +12,7 @@ static VkDescriptorType descriptor_type(char c) {
     return c == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
 }
 
-Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes)
+Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec)
     : m_name(name), m_layout_str(layout), m_push_bytes(push_bytes) {
     uint32_t bindings = uint32_t(layout.size());
     VkDevice dev = ctx.device();
@@ -49,6 +49,9 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     ci.stage.module = mod;
     ci.stage.pName = "main";
+    VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
+    VkSpecializationInfo si{1, &entry, sizeof(uint32_t), &spec};
+    if (spec) ci.stage.pSpecializationInfo = &si;
     ci.layout = pl;
     ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;  // segmented programs split dispatches with vkCmdDispatchBase
     VkPipeline p;
@@ -56,16 +59,17 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
 }
 
-const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes) {
-    auto it = m_kernels.find(name);
+const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec) {
+    std::string key = spec ? name + "#" + std::to_string(spec) : name;
+    auto it = m_kernels.find(key);
     if (it != m_kernels.end()) {
         if (it->second->layout_string() != layout || it->second->push_bytes() != push_bytes)
             throw Error("internal error: kernel '" + name + "' requested with two different layouts");
         return *it->second;
     }
-    auto k = std::make_unique<Kernel>(m_ctx, name, layout, push_bytes);
+    auto k = std::make_unique<Kernel>(m_ctx, name, layout, push_bytes, spec);
     auto& ref = *k;
-    m_kernels.emplace(name, std::move(k));
+    m_kernels.emplace(key, std::move(k));
     return ref;
 }
 

@@ -18,7 +18,9 @@ constexpr uint32_t WORKGROUP = 64;  // local_size_x of every element-wise shader
 // Texel buffers are how inputs are read fast on lavapipe (vector gathers instead of scalar loops).
 class Kernel {
 public:
-    Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes);
+    // spec: the value of specialization constant 0 (e.g. a head size the shader unrolls its loops for);
+    // 0 leaves the shader's default.
+    Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0);
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
     const std::string& name() const { return m_name; }
@@ -46,7 +48,7 @@ public:
     const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
         return get(name, std::string(bindings, 's'), push_bytes);
     }
-    const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes);
+    const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0);
     Context& context() { return m_ctx; }
 
 private:
