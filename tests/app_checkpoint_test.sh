@@ -24,31 +24,36 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 
     # --- first run: no autosave yet, so no prompt ---
     start one.out --eval-interval 100 --autosave 0.05 --checkpoint "$work/manual.safetensors"
-    sleep 3
+    wait_steps 200 || fail "the window did not train 200 steps within 60 s"
     key space   # pause
     key ctrl+s
-    wait_for one.out "^attnlab: saved step [0-9]+ to $work/manual.safetensors$" 20 || fail "Ctrl+S: no saved line"
+    wait_for one.out "^attnlab: saved step [0-9]+ to $work/manual.safetensors$" 60 || fail "Ctrl+S: no saved line"
     saved=$(grep -oE "^attnlab: saved step [0-9]+" one.out | grep -oE "[0-9]+$")
     [ "$saved" -gt 0 ] || fail "Ctrl+S saved step $saved: the window should have trained first"
     r=$(headless_resume "$work/manual.safetensors") || fail "--headless --resume refused the Ctrl+S checkpoint"
     [ "$r" = "$saved" ] || fail "the Ctrl+S checkpoint resumed at step $r, saved at step $saved"
     echo "Ctrl+S: saved step $saved, --headless --resume continues at step $r"
 
-    key space; sleep 1.5; key space   # train on, pause
+    key space   # train on, then pause
+    wait_steps $((saved + 50)) || fail "training did not go on after the save"
+    key space
     before=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$before" -gt "$saved" ] || fail "training did not go on after the save (step $before)"
     key ctrl+o
-    wait_for one.out "^attnlab: loaded $work/manual.safetensors at step $saved$" 20 || fail "Ctrl+O: no loaded line"
+    wait_for one.out "^attnlab: loaded $work/manual.safetensors at step $saved$" 60 || fail "Ctrl+O: no loaded line"
     sleep 0.5
     after=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$after" = "$saved" ] || fail "after Ctrl+O the window shows step $after, the checkpoint holds $saved"
     echo "Ctrl+O: from step $before back to step $after"
 
     key space   # train on: an autosave of a later step comes within 3 s
-    autosaved() { grep -oE "^attnlab: autosaved step [0-9]+ to attnlab_autosave.safetensors$" one.out | tail -1 | cut -d" " -f4; }
-    for ((i = 0; i < 200; i++)); do [ "$(autosaved)" -gt "$saved" ] 2>/dev/null && break; sleep 0.1; done
+    autosaved() {  # the step of the latest autosave since the load
+        sed -n "/^attnlab: loaded /,\$p" one.out | grep -E "^attnlab: autosaved step [0-9]+ to attnlab_autosave.safetensors$" |
+            tail -1 | cut -d" " -f4
+    }
+    for ((i = 0; i < 600; i++)); do [ "$(autosaved)" -gt "$saved" ] 2>/dev/null && break; sleep 0.1; done
     periodic=$(autosaved)
-    [ "${periodic:-0}" -gt "$saved" ] || fail "no autosave while training on from step $saved within 20 s"
+    [ "${periodic:-0}" -gt "$saved" ] || fail "no autosave while training on from step $saved within 60 s"
     sleep 1
     close_window
     last=$(tail -1 one.out)
@@ -62,16 +67,19 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 
     # --- second run: the prompt, Enter resumes ---
     start two.out --eval-interval 100 --autosave 0
-    grep -v "^device:" two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
+    wait_for two.out "^attnlab: " 30  # the window opens before the app prints anything
+    grep "^attnlab: " two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
         fail "the second start should offer the autosave of step $quit first"
-    sleep 2
-    key space   # pause whatever started underneath
+    wait_steps 1 || fail "the second window did not train within 60 s"
+    key space   # pause what started underneath
     key Return
-    wait_for two.out "^attnlab: loaded attnlab_autosave.safetensors at step $quit$" 20 || fail "Enter did not resume"
+    wait_for two.out "^attnlab: loaded attnlab_autosave.safetensors at step $quit$" 60 || fail "Enter did not resume"
     sleep 0.5
     resumed=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$resumed" = "$quit" ] || fail "after resuming the window shows step $resumed, the autosave holds $quit"
-    key space; sleep 1.5; key space
+    key space
+    wait_steps $((quit + 50)) || fail "the resumed run did not train on"
+    key space
     later=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$later" -gt "$quit" ] || fail "the resumed run did not train on (step $later)"
     close_window

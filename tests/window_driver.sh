@@ -7,7 +7,11 @@
 fail() {
     echo "FAIL: $*"
     for f in ./*.out; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done
-    [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null
+    if [ -n "${pid:-}" ] && kill -0 "$pid" 2>/dev/null; then
+        echo "--- attnlab ($pid) is still running; its threads:"
+        command -v gdb >/dev/null && timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^(Thread|#)"
+        kill "$pid"
+    fi
     exit 1
 }
 
@@ -49,7 +53,17 @@ shot_step() {
     return 1
 }
 
-# close: the window manager's close (Alt+F4 in openbox, as a user would), then the exit code must be 0
+# wait_steps N: until the window has trained N steps (F12 every half second), for at most 60 s; false after that
+wait_steps() {
+    local i s
+    for ((i = 0; i < 120; i++)); do
+        s=$(shot_step) && [ "$s" -ge "$1" ] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+# close_window: the window manager's close (Alt+F4 in openbox, as a user would), then the exit code must be 0
 close_window() {
     xdotool windowactivate --sync "$wid" 2>/dev/null
     xdotool key alt+F4
