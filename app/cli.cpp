@@ -1,4 +1,4 @@
-// Command-line flags -> RunOptions, with the preset applied first so flags override it.
+// Command-line flags -> RunOptions, with the preset applied first so flags override it; and what --inject-fault does.
 #include "cli.h"
 
 #include <CLI/CLI.hpp>

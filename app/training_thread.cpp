@@ -503,7 +503,7 @@ std::string TrainingThread::rescue(const std::string& path) {
         note = "; the autosave of step " + std::to_string(m_autosaved_step) + " in " + path +
                " is safe: restart attnlab to resume it";
     } else if (!m_has_good || !m_trainer) {
-        note = "; no good state was kept in memory, so nothing could be saved";
+        note = "; no good state of this model is kept in memory, so nothing could be saved";
     } else {
         try {
             save_checkpoint(path, {m_trainer->config(), m_data->vocab(), m_data->name(), m_good_state, m_good_history},
