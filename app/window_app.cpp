@@ -247,11 +247,26 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     auto last_input = Clock::now();
     int fps_frames = 0;
     bool snap_changed = true;
+    // Frames drawn while training runs, after its first step (so start-up and shader compiles are left out):
+    // reported at the end of --exit-after-steps runs, which is how tests see the window stay responsive
+    // during a big model's long steps (the trainer cuts them into several submits).
+    struct {
+        int frames = 0, from_step = -1, to_step = -1;
+        double longest_gap_ms = 0;
+        Clock::time_point last, first, to_step_seen;
+    } fstats;
     // At exit: the latest evaluations to --metrics (the headless CSV); returns the exit code.
     auto finish_metrics = [&]() -> int {
         tt.stop();  // the autosave on quit, if on, is written now
         tt.poll(snap);
         log.print(snap);
+        if (o.exit_after_steps > 0 && fstats.to_step > fstats.from_step) {
+            int steps = fstats.to_step - fstats.from_step;
+            double step_ms = std::chrono::duration<double, std::milli>(fstats.to_step_seen - fstats.first).count() / steps;
+            std::printf("attnlab: drew %d frames during %d training steps (%.1f per step), longest gap %.0f ms, "
+                        "%.0f ms per step\n", fstats.frames, steps, double(fstats.frames) / steps, fstats.longest_gap_ms,
+                        step_ms);
+        }
         if (o.metrics_path.empty()) return 0;
         std::string err = write_metrics(snap.evals, o.metrics_path);
         if (err.empty()) return 0;
@@ -355,6 +370,19 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
         if (!rendered) {
             frames_after_done = std::min(frames_after_done, 2);
             continue;
+        }
+        if (snap.running && !snap.done && snap.step >= 1) {
+            auto t = Clock::now();
+            if (fstats.from_step < 0) {
+                fstats.from_step = snap.step;
+                fstats.first = t;
+            } else {
+                fstats.frames++;
+                fstats.longest_gap_ms = std::max(fstats.longest_gap_ms, std::chrono::duration<double, std::milli>(t - fstats.last).count());
+            }
+            if (snap.step != fstats.to_step) fstats.to_step_seen = t;
+            fstats.to_step = snap.step;
+            fstats.last = t;
         }
         if (grab) {
             std::string path = !o.screenshot_path.empty() ? o.screenshot_path

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The full-size gpt model (6 layers x 6 heads, n_embd 384, block 256) trains in the window while the window keeps
+# drawing: the trainer cuts each step (seconds on lavapipe) into many submits, so frames run between them.
+# Checked against the step's own length, not a fixed time: the longest gap between two frames must stay under
+# half a training step (with one submit per step it is a whole step), as the app reports at the end.
+# Usage: app_gpt_responsive_test.sh PATH/TO/attnlab PATH/TO/corpus.txt   (exit 0 pass, 1 fail, 77 skip)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+command -v xvfb-run >/dev/null || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb xauth)"; exit 77; }
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# batch 8: a step takes several seconds here (the preset's 64 about a minute); one evaluation batch, short samples
+timeout 900 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --validation --preset gpt --batch-size 8 --exit-after-steps 4 \
+    --eval-interval 1000 --eval-iters 1 --sample-chars 20 --data "$CORPUS" >"$OUT/stdout" 2>"$OUT/stderr"
+rc=$?
+cat "$OUT/stdout"
+[ $rc -eq 0 ] || { cat "$OUT/stderr" >&2; fail "attnlab exited $rc (want 0)"; }
+nval=$(grep -c '\[validation\]' "$OUT/stderr")
+[ "$nval" -eq 0 ] || { grep '\[validation\]' "$OUT/stderr" | head -20 >&2; fail "$nval validation message(s)"; }
+line=$(grep 'attnlab: drew .* frames during .* training steps' "$OUT/stdout") || fail "the window reported no frame count"
+gap=$(sed -E 's/.*longest gap ([0-9]+) ms.*/\1/' <<<"$line")
+step=$(sed -E 's/.* ([0-9]+) ms per step.*/\1/' <<<"$line")
+awk -v g="$gap" -v s="$step" 'BEGIN { exit !(g < 0.5 * s) }' || fail "the window drew nothing for $gap ms of a $step ms step"
+echo "PASS: $line"
