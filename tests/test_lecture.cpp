@@ -1,9 +1,9 @@
 // The lecture's numbers with each preset's defaults (slow: the full 3000 and 5000 steps).
-#include <chrono>
 #include "corpus.h"
 #include "gpu.h"
 #include "train/trainer.h"
 
+#include <chrono>
 #include <cstdio>
 #include <vector>
 
