@@ -1,5 +1,6 @@
 // Benchmark: GFLOP/s of the linear-layer kernels (forward, backward's dinp part, its dw + dbias part) at
-// the gpt preset's shapes and the small models', on the current device. Prints one row per shape.
+// the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256),
+// on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,9 @@ int main(int argc, char** argv) {
         struct Shape { const char* what; uint32_t N, K; bool relu; };
         const Shape shapes[] = {{"qkv  384->1152", 1152, 384, false}, {"proj 384->384", 384, 384, false},
                                 {"ffn1 384->1536", 1536, 384, true},  {"ffn2 1536->384", 384, 1536, false},
-                                {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true}};
+                                {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true},
+                                {"C64 64->192", 192, 64, false},      {"C32 32->128", 128, 32, true},
+                                {"C32 32->32", 32, 32, false}};
         std::printf("M = %u rows\n%-16s %12s %12s %12s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s");
         for (const Shape& s : shapes) {
             std::vector<float> a(size_t(M) * s.K, 0.01f), w(size_t(s.N) * s.K, 0.02f), g(size_t(M) * s.N, 0.03f);
