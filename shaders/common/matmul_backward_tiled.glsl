@@ -53,13 +53,19 @@ void main() {
         for (uint n4 = 0; n4 < p.N / 4; n4++) {
             vec4 d[TRI];
             for (uint r = 0; r < TRI; r++) d[r] = g4(min(m0 + r, p.M - 1), n4);
-            for (uint e = 0; e < 4; e++) {
-                uint n = n4 * 4 + e;
-                vec4 wv[TKI];
-                for (uint j = 0; j < TKI; j++) wv[j] = texelFetch(w4, int(n * K4 + min(k0 + j, K4 - 1)));
-                for (uint r = 0; r < TRI; r++)
-                    for (uint j = 0; j < TKI; j++) acc[r][j] += d[r][e] * wv[j];
+            // the four rows n of w, named: no component picked by a loop index (a stack access on CPU drivers)
+            vec4 w0[TKI], w1[TKI], w2[TKI], w3[TKI];
+            uint n = n4 * 4;
+            for (uint j = 0; j < TKI; j++) {
+                int kk = int(min(k0 + j, K4 - 1));
+                w0[j] = texelFetch(w4, int(n * K4) + kk);
+                w1[j] = texelFetch(w4, int((n + 1) * K4) + kk);
+                w2[j] = texelFetch(w4, int((n + 2) * K4) + kk);
+                w3[j] = texelFetch(w4, int((n + 3) * K4) + kk);
             }
+            for (uint r = 0; r < TRI; r++)
+                for (uint j = 0; j < TKI; j++)
+                    acc[r][j] += d[r].x * w0[j] + d[r].y * w1[j] + d[r].z * w2[j] + d[r].w * w3[j];
         }
 #else
         for (uint n = 0; n < p.N; n++) {
@@ -95,10 +101,14 @@ void main() {
             vec4 iv[TKW];
             for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
-            for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout
+            for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout, components named
                 vec4 d = g4(m, min(n0 / 4 + r4, p.N / 4 - 1));
-                for (uint e = 0; e < 4; e++)
-                    for (uint j = 0; j < TKW; j++) acc[r4 * 4 + e][j] += d[e] * iv[j];
+                for (uint j = 0; j < TKW; j++) {
+                    acc[r4 * 4][j] += d.x * iv[j];
+                    acc[r4 * 4 + 1][j] += d.y * iv[j];
+                    acc[r4 * 4 + 2][j] += d.z * iv[j];
+                    acc[r4 * 4 + 3][j] += d.w * iv[j];
+                }
             }
 #else
             for (uint r = 0; r < TRW; r++) {
