@@ -97,7 +97,11 @@ void main() {
     }
     i -= n_dinp;
     if (i < n_dw) {
+        // Neighbouring invocations share the operand row that is the narrower of the two and read
+        // neighbouring parts of the wider one, so a workgroup streams less of it from memory.
+        uint tiles_n = (p.N + TRW - 1) / TRW;
         uint n0 = (i / tiles_kw) * TRW, k0 = (i % tiles_kw) * TKW;
+        if (p.K > p.N) n0 = (i % tiles_n) * TRW, k0 = (i / tiles_n) * TKW;
         vec4 acc[TRW][TKW];
         for (uint r = 0; r < TRW; r++)
             for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
