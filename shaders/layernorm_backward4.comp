@@ -1,0 +1,47 @@
+#version 450
+// layernorm_backward for C % 4 == 0 (same maths), inputs read as RGBA32F texels, one dispatch, two index ranges:
+//   [0, N)        dinp[r,:] (+)= rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)),  dnorm = dout * w
+//   [N, N + C/4)  dw[c..c+3] = sum_r dout[r,c] * norm[r,c],  db[c..c+3] = sum_r dout[r,c]
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+layout(binding = 0) uniform samplerBuffer dout4;                      // (N, C/4)
+layout(binding = 1) uniform samplerBuffer inp4;                       // (N, C/4)
+layout(binding = 2) uniform samplerBuffer w4;                         // (C/4,)
+layout(std430, binding = 3) readonly buffer Stats { vec2 stats[]; };  // (N,)
+layout(std430, binding = 4) buffer Dinp { vec4 dinp[]; };             // (N, C/4)
+layout(std430, binding = 5) writeonly buffer Dw { vec4 dw[]; };       // (C/4,)
+layout(std430, binding = 6) writeonly buffer Db { vec4 db[]; };       // (C/4,)
+layout(push_constant) uniform P { uint N, C, accumulate; } p;
+void main() {
+    uint i = gid();
+    uint C4 = p.C / 4;
+    if (i < p.N) {
+        int o = int(i * C4);
+        vec2 s = stats[i];
+        vec4 md = vec4(0.0), mdn = vec4(0.0);
+        for (uint c = 0; c < C4; c++) {
+            vec4 dn = texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c));
+            md += dn;
+            mdn += dn * (texelFetch(inp4, o + int(c)) - s.x) * s.y;
+        }
+        float mean_d = (md.x + md.y + md.z + md.w) / float(p.C);
+        float mean_dn = (mdn.x + mdn.y + mdn.z + mdn.w) / float(p.C);
+        for (uint c = 0; c < C4; c++) {
+            vec4 norm = (texelFetch(inp4, o + int(c)) - s.x) * s.y;
+            vec4 g = s.y * (texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c)) - mean_d - norm * mean_dn);
+            dinp[o + int(c)] = p.accumulate != 0 ? dinp[o + int(c)] + g : g;
+        }
+        return;
+    }
+    i -= p.N;
+    if (i >= C4) return;
+    vec4 sw = vec4(0.0), sb = vec4(0.0);
+    for (uint r = 0; r < p.N; r++) {
+        vec2 s = stats[r];
+        vec4 d = texelFetch(dout4, int(r * C4 + i));
+        sw += d * (texelFetch(inp4, int(r * C4 + i)) - s.x) * s.y;
+        sb += d;
+    }
+    dw[i] = sw;
+    db[i] = sb;
+}
