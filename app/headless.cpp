@@ -153,9 +153,12 @@ int run_headless(const RunOptions& o) {
         tokens_since += long(c.batch_size) * c.block_size;
         steps_since++;
         history.step_losses.push_back(r.loss);
-        if (!r.finite)
+        if (!r.finite) {
+            char lr[32];
+            std::snprintf(lr, sizeof lr, "%g", c.lr);
             throw Error("training diverged at step " + std::to_string(it + 1) + " (the loss is NaN or Inf): lower --lr (now " +
-                        std::to_string(c.lr) + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
+                        lr + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
+        }
         if (o.profile) {
             for (auto& [name, ms] : tr.last_kernel_times()) {
                 per_kernel[name].first += ms;

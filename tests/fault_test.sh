@@ -39,7 +39,7 @@ fault() {
         cat "$tmp/$kind.resumed.txt"
     fi
 }
-fault nan "error: training diverged at step 25 (the loss is NaN or Inf): lower --lr (now 0.010000); the last checkpoint in $tmp/nan.safetensors is from before"
+fault nan "error: training diverged at step 25 (the loss is NaN or Inf): lower --lr (now 0.01); the last checkpoint in $tmp/nan.safetensors is from before"
 fault oom "error: vkQueueSubmit (--inject-fault oom@25) failed with VK_ERROR_OUT_OF_DEVICE_MEMORY at app/cli.cpp:LINE: the GPU ran out of memory; try a smaller batch size, block size or model; the checkpoint of step 20 is in $tmp/oom.safetensors"
 fault device-lost "error: vkQueueSubmit (--inject-fault device-lost@25) failed with VK_ERROR_DEVICE_LOST at app/cli.cpp:LINE: the GPU device was lost (driver reset or crash); restart the run; the checkpoint of step 20 is in $tmp/device-lost.safetensors"
 
