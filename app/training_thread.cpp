@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "model/model.h"
@@ -590,41 +591,35 @@ void TrainingThread::run() {
             } else if (p.reset && !m_snap.fatal) {
                 build(m_cfg);
             }
-            if (!p.save_path.empty()) {
+            // A save or a load: its outcome, or "<what> failed: ...", goes to the checkpoint line; device errors
+            // are not the file's fault and go on to the handler below.
+            auto checkpoint_op = [&](const char* what, bool clear_busy, const std::function<std::string()>& op) {
                 std::string msg;
                 bool err = false;
                 try {
+                    msg = op();
+                } catch (const DeviceError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    msg = std::string(what) + " failed: " + e.what();
+                    err = true;
+                }
+                std::lock_guard lk(m_mutex);
+                m_snap.ckpt_message = msg;
+                m_snap.ckpt_error = err;
+                if (clear_busy) m_snap.busy.clear();
+                publish();
+            };
+            if (!p.save_path.empty())
+                checkpoint_op("save", false, [&] {
                     save_to(p.save_path);
-                    msg = "saved step " + std::to_string(m_trainer->step_count()) + " to " + p.save_path;
-                } catch (const DeviceError&) {
-                    throw;
-                } catch (const std::exception& e) {
-                    msg = std::string("save failed: ") + e.what();
-                    err = true;
-                }
-                std::lock_guard lk(m_mutex);
-                m_snap.ckpt_message = msg;
-                m_snap.ckpt_error = err;
-                publish();
-            }
-            if (!p.load_path.empty() && !m_snap.fatal) {
-                std::string msg;
-                bool err = false;
-                try {
+                    return "saved step " + std::to_string(m_trainer->step_count()) + " to " + p.save_path;
+                });
+            if (!p.load_path.empty() && !m_snap.fatal)
+                checkpoint_op("load", true, [&] {
                     load_from(p.load_path);
-                    msg = "loaded " + p.load_path + " at step " + std::to_string(m_trainer->step_count());
-                } catch (const DeviceError&) {
-                    throw;
-                } catch (const std::exception& e) {
-                    msg = std::string("load failed: ") + e.what();
-                    err = true;
-                }
-                std::lock_guard lk(m_mutex);
-                m_snap.ckpt_message = msg;
-                m_snap.ckpt_error = err;
-                m_snap.busy.clear();
-                publish();
-            }
+                    return "loaded " + p.load_path + " at step " + std::to_string(m_trainer->step_count());
+                });
             if (p.revert && m_trainer) {
                 try {
                     do_revert();
