@@ -7,7 +7,7 @@
 #      (training steps only, evaluations excluded) and the final val loss; also written to bench/RESULTS.md.
 #
 # Usage: bench/compare_pytorch.sh [--quick] [--reps N] [--threads auto|1|2] [--presets "P ..."] [--no-gpt]
-#                                 [--gpt-iters N] [--gpt-reps N] [--no-check] [--results FILE]
+#                                 [--gpt-iters N] [--gpt-reps N] [--no-check] [--results FILE] [--torch-device D]
 #   presets: single-head layernorm small-gpt gpt   (default: all four; small-gpt = gpt preset with n_embd 64,
 #            4 heads, 4 layers, block 32, batch 16, dropout 0.2, lr 1e-3)
 #   --quick       few iterations (a sanity run of seconds per small preset; gpt: 2 steps)
@@ -17,6 +17,8 @@
 #   --gpt-iters N training steps for gpt (default 10, --quick 2; evaluations use 1 batch per split)
 #   --gpt-reps N  repetitions for gpt (default 1)
 #   --no-check    skip the gradient check
+#   --torch-device D  where PyTorch trains: cpu (default) or cuda (a machine with a GPU: Attention Lab then runs
+#                 on that GPU's Vulkan driver, PyTorch with CUDA on the same GPU; no thread probe)
 # Needs: build/attnlab and build/attn_export_step (ninja -C build attnlab attn_export_step), python3-torch
 # (bench/setup_pytorch.sh). Hyperparameters are the lecture's; iteration counts are reduced for timing (shown).
 set -euo pipefail
@@ -24,7 +26,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CMD="bench/compare_pytorch.sh $*"
 
-quick=0 reps="" gpt_iters="" gpt_reps=1 threads=auto presets="single-head layernorm small-gpt gpt" check=1 results=bench/RESULTS.md
+quick=0 reps="" gpt_iters="" gpt_reps=1 threads=auto presets="single-head layernorm small-gpt gpt" check=1 results=bench/RESULTS.md torch_device=cpu
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
         --gpt-iters) gpt_iters=$2; shift ;;
         --gpt-reps) gpt_reps=$2; shift ;;
         --results) results=$2; shift ;;
+        --torch-device) torch_device=$2; shift ;;
         -h|--help) awk 'NR>1 && /^#/{sub(/^# ?/, ""); print; next} NR>1{exit}' "$0"; exit 0 ;;
         *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -44,6 +47,7 @@ done
 [ -n "$reps" ] || reps=$([ $quick = 1 ] && echo 1 || echo 3)
 [ -n "$gpt_iters" ] || gpt_iters=$([ $quick = 1 ] && echo 2 || echo 10)
 case "$threads" in auto|1|2|[0-9]*) ;; *) echo "--threads: auto or a number" >&2; exit 2 ;; esac
+case "$torch_device" in cpu) ;; cuda*) [ "$threads" != auto ] || threads=1 ;; *) echo "--torch-device: cpu or cuda" >&2; exit 2 ;; esac
 
 for b in build/attnlab build/attn_export_step; do
     [ -x "$b" ] || { echo "missing $b: build it with: ninja -C build attnlab attn_export_step" >&2; exit 2; }
@@ -104,6 +108,10 @@ if awk -v l="${load%% *}" 'BEGIN{exit !(l > 0.5)}'; then
     echo "warning: load average $load: other processes are running, the timings will be noisy (2 PyTorch threads suffer most)"
 fi
 torch_ver=$("$PY" -c 'import torch; print(torch.__version__)')
+if [ "$torch_device" != cpu ]; then
+    gpu=$("$PY" -c "import torch; print(torch.cuda.get_device_name('$torch_device'))" 2>/dev/null) || { echo "PyTorch sees no CUDA GPU ($torch_device)" >&2; exit 2; }
+    torch_ver+=" on $torch_device ($gpu)"
+fi
 echo "machine: $(nproc) cores, $cpu; Vulkan: $device; torch $torch_ver"
 echo "command: $CMD"
 {
@@ -113,7 +121,7 @@ echo "command: $CMD"
     echo "- machine: $(nproc) cores, $cpu"
     echo "- load average at start: $load"
     echo "- Vulkan device (attnlab): $device${LP_NUM_THREADS:+ (LP_NUM_THREADS=$LP_NUM_THREADS)}"
-    echo "- PyTorch: $torch_ver (python3-torch), reference: bench/reference.py"
+    echo "- PyTorch: $torch_ver, reference: bench/reference.py"
     echo "- command: \`$CMD\`"
     echo
 } >"$tmp/results.md"
@@ -197,7 +205,7 @@ for p in $presets; do
             echo "   $p: $err"
         fi
         t0=$(date +%s.%N)
-        if "$PY" bench/reference.py train $margs $sargs --threads "$th" --quiet >"$tmp/pt.log" 2>&1; then
+        if "$PY" bench/reference.py train $margs $sargs --threads "$th" --device "$torch_device" --quiet >"$tmp/pt.log" 2>&1; then
             t1=$(date +%s.%N)
             pt_tps+=" $(result_field "$tmp/pt.log" tokens_per_s)"; pt_val=$(result_field "$tmp/pt.log" val_loss)
             pt_wall+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"
@@ -215,7 +223,8 @@ done
 
 header="preset|steps|Attention Lab tokens/s (median, range)|PyTorch tokens/s (median, range)|PyTorch threads|ratio AL/PT|val loss AL|val loss PT|wall s AL|wall s PT"
 echo
-{ echo "$header"; printf '%s\n' "${rows[@]}"; } | column -t -s '|'
+if command -v column >/dev/null; then { echo "$header"; printf '%s\n' "${rows[@]}"; } | column -t -s '|'
+else { echo "$header"; printf '%s\n' "${rows[@]}"; } | tr '|' '\t'; fi
 {
     echo "## Training speed and loss"
     echo

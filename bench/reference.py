@@ -374,6 +374,9 @@ def cmd_train(args):
     except RuntimeError:
         pass
     torch.manual_seed(c["seed"])
+    dev = torch.device(args.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: this PyTorch sees no CUDA GPU")
 
     with open(args.data, "r", encoding="utf-8") as f:
         text = f.read()
@@ -390,7 +393,7 @@ def cmd_train(args):
         ix = torch.randint(len(d) - Tb, (B,))
         x = torch.stack([d[i:i + Tb] for i in ix])
         y = torch.stack([d[i + 1:i + Tb + 1] for i in ix])
-        return x, y
+        return x.to(dev), y.to(dev)
 
     model = LanguageModel(c, V)
     if args.init == "gpt-0.02":  # the lecture's final gpt.py _init_weights
@@ -399,6 +402,7 @@ def cmd_train(args):
                 nn.init.normal_(mod.weight, mean=0.0, std=0.02)
                 if isinstance(mod, nn.Linear) and mod.bias is not None:
                     nn.init.zeros_(mod.bias)
+    model.to(dev)
     nparams = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=c["lr"], weight_decay=c["weight_decay"])
 
@@ -418,7 +422,8 @@ def cmd_train(args):
 
     print(f"preset {c['preset']}: {nparams} parameters, B {B}, T {Tb}, C {c['n_embd']}, heads {c['n_head']}x"
           f"{head_size(c) if not c['bigram'] else 0}, layers {c['n_layer']}, dropout {c['dropout']}, lr {c['lr']}, "
-          f"threads {torch.get_num_threads()}, torch {torch.__version__}", flush=True)
+          f"threads {torch.get_num_threads()}, device {dev}"
+          f"{' (' + torch.cuda.get_device_name(dev) + ')' if dev.type == 'cuda' else ''}, torch {torch.__version__}", flush=True)
     metrics = open(args.metrics, "w") if args.metrics else None
     if metrics:
         metrics.write("step,train_loss,val_loss,tokens_per_s\n")
@@ -475,6 +480,7 @@ def main():
                  ("lr", float), ("dropout", float), ("weight-decay", float), ("seed", int)):
         p.add_argument("--" + k, type=t, default=None)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda: where PyTorch trains")
     p.add_argument("--init", choices=("torch-default", "gpt-0.02"), default="torch-default",
                    help="torch-default (as Attention Lab and the lecture's intermediate stages) or gpt-0.02 "
                         "(the final gpt.py's normal(0, 0.02) init)")

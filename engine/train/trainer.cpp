@@ -39,15 +39,18 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
 
 Trainer::~Trainer() = default;
 
-// A step of more multiply-adds than this is cut into submits of about k_submit_budget each, so that on a
-// single-queue device the window's frames run between them (the full gpt preset's step takes minutes on
-// lavapipe). Smaller models keep one submit per step, the fastest.
+// On a CPU device (lavapipe), a step of more multiply-adds than this is cut into submits of about
+// k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
+// preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
+// takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
+// per step, the fastest.
 static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
 
 void Trainer::build_programs() {
     int B = m_cfg.batch_size, T = m_cfg.block_size;
     double step_macs = 3.0 * double(m_model->flat_size()) * B * T;  // forward + backward
-    double budget = step_macs > k_segment_above ? k_submit_budget : 0;
+    bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    double budget = cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
     m_offsets = Buffer(m_ctx, B * 4, true);
     m_eval_offsets = Buffer(m_ctx, B * 4, true);
