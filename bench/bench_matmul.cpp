@@ -2,6 +2,8 @@
 // the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256),
 // on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
+// The dw column includes the second pass when this device splits dw's sum over rows (ops/reduce.h; the
+// splits column; ATTN_ROW_SPLITS=n forces n).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -22,7 +24,8 @@ int main(int argc, char** argv) {
                                 {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true},
                                 {"C64 64->192", 192, 64, false},      {"C32 32->128", 128, 32, true},
                                 {"C32 32->32", 32, 32, false}};
-        std::printf("M = %u rows\n%-16s %12s %12s %12s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s");
+        std::printf("M = %u rows\n%-16s %12s %12s %12s %7s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s",
+                    "splits");
         for (const Shape& s : shapes) {
             std::vector<float> a(size_t(M) * s.K, 0.01f), w(size_t(s.N) * s.K, 0.02f), g(size_t(M) * s.N, 0.03f);
             Buffer inp(ctx, a.size() * 4), wb(ctx, w.size() * 4), bias(ctx, s.N * 4), out(ctx, g.size() * 4),
@@ -31,22 +34,28 @@ int main(int argc, char** argv) {
             wb.upload(w);
             dout.upload(g);
             bias.fill_zero();
+            uint32_t splits = ops::matmul_backward_splits(ctx, M, s.N, s.K);
+            Buffer scratch(ctx, std::max<size_t>(4, ops::matmul_backward_scratch(s.N, s.K, true, splits) * 4));
             // segmented with an unbounded budget: one submit, but dinp and dw are separate (profiled) dispatches
             Program p(ctx, true, 1e30);
             p.begin();
             ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu);
             p.barrier("backward reads out");
-            ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false);
+            ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false, scratch,
+                                 splits);
             p.end();
             p.run();  // warm-up (JIT)
             double t[3] = {1e30, 1e30, 1e30};
             for (int rep = 0; rep < 3; rep++) {
                 p.run();
-                auto kt = p.kernel_times();
-                for (int i = 0; i < 3 && i < int(kt.size()); i++) t[i] = std::min(t[i], kt[i].second);
+                auto kt = p.kernel_times();  // fwd, dinp, dw (+ the second pass when split)
+                double sum[3] = {0, 0, 0};
+                for (size_t i = 0; i < kt.size(); i++) sum[std::min<size_t>(i, 2)] += kt[i].second;
+                for (int i = 0; i < 3; i++) t[i] = std::min(t[i], sum[i]);
             }
             double flop = 2.0 * M * s.N * s.K;
-            std::printf("%-16s %12.2f %12.2f %12.2f\n", s.what, flop / t[0] * 1e-6, flop / t[1] * 1e-6, flop / t[2] * 1e-6);
+            std::printf("%-16s %12.2f %12.2f %12.2f %7u\n", s.what, flop / t[0] * 1e-6, flop / t[1] * 1e-6,
+                        flop / t[2] * 1e-6, splits);
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

@@ -1,7 +1,10 @@
 #version 450
 // layernorm_backward for C % 4 == 0 (same maths), inputs read as RGBA32F texels, one dispatch, two index ranges:
 //   [0, N)        dinp[r,:] (+)= rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)),  dnorm = dout * w
-//   [N, N + C/4)  dw[c..c+3] = sum_r dout[r,c] * norm[r,c],  db[c..c+3] = sum_r dout[r,c]
+//   [N, N + splits*C/4)  dw[c..c+3] = sum_r dout[r,c] * norm[r,c],  db[c..c+3] = sum_r dout[r,c]
+// splits > 1: the sums over rows are cut into `splits` row ranges, range s writing its partial sums at
+// s * stride (vec4s) in Dw and Db (both bound to one scratch buffer, db at db_off); reduce_splits.comp adds
+// them up. splits == 1: stride 0, db_off 0.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                      // (N, C/4)
@@ -11,7 +14,7 @@ layout(std430, binding = 3) readonly buffer Stats { vec2 stats[]; };  // (N,)
 layout(std430, binding = 4) buffer Dinp { vec4 dinp[]; };             // (N, C/4)
 layout(std430, binding = 5) writeonly buffer Dw { vec4 dw[]; };       // (C/4,)
 layout(std430, binding = 6) writeonly buffer Db { vec4 db[]; };       // (C/4,)
-layout(push_constant) uniform P { uint N, C, accumulate; } p;
+layout(push_constant) uniform P { uint N, C, accumulate, splits, stride, db_off; } p;
 void main() {
     uint i = gid();
     uint C4 = p.C / 4;
@@ -34,14 +37,16 @@ void main() {
         return;
     }
     i -= p.N;
-    if (i >= C4) return;
+    if (i >= C4 * p.splits) return;
+    uint split = i / C4, rows = (p.N + p.splits - 1) / p.splits;
+    i %= C4;
     vec4 sw = vec4(0.0), sb = vec4(0.0);
-    for (uint r = 0; r < p.N; r++) {
+    for (uint r = split * rows; r < min(p.N, split * rows + rows); r++) {
         vec2 s = stats[r];
         vec4 d = texelFetch(dout4, int(r * C4 + i));
         sw += d * (texelFetch(inp4, int(r * C4 + i)) - s.x) * s.y;
         sb += d;
     }
-    dw[i] = sw;
-    db[i] = sb;
+    dw[split * p.stride + i] = sw;
+    db[split * p.stride + p.db_off + i] = sb;
 }

@@ -69,20 +69,24 @@ TEST_CASE("matmul forward and backward match the CPU reference and finite differ
     Rng r(2);
     const int M = 37;
     // K = 23 takes the plain kernels, K = 24 and 44 the tiled texel-buffer ones (partial tiles in every
-    // direction); N = 20 the tiled one that reads dout as vec4
+    // direction); N = 20 the tiled one that reads dout as vec4. splits 5: dw and dbias summed over 5 row
+    // ranges and added up by a second pass (as on GPUs; the plain kernels ignore it)
     for (int N : {19, 20})
     for (int K : {23, 24, 44})
-    for (bool relu : {false, true}) {
-        INFO("N " << N << " K " << K << " relu " << relu);
+    for (bool relu : {false, true})
+    for (uint32_t splits : {1u, 5u}) {
+        INFO("N " << N << " K " << K << " relu " << relu << " splits " << splits);
         for (bool accumulate : {false, true}) {
             auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
                  dout = test::randn(r, M * N), prior = test::randn(r, M * K);
             auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gdout = upload(dout);
             auto out = zeros(M * N), dinp = upload(prior), dw = zeros(N * K), db = zeros(N);
+            auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, true, splits)));
             test::run([&](Program& p) {
                 ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, relu);
                 p.barrier("backward reads out for the relu mask");
-                ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, true, relu, true, accumulate);
+                ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, true, relu, true,
+                                     accumulate, scratch, splits);
             });
             std::vector<double> ro, rdinp, rdw, rdb;
             ref::matmul_forward(ro, inp, w, &bias, M, N, K, relu);
@@ -243,16 +247,20 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {
     Rng r(7);
     const int N = 29, C = GENERATE(19, 20);  // 19: the plain kernels; 20: the vec4 ones
-    for (bool accumulate : {false, true}) {
-        INFO("C " << C << " accumulate " << accumulate);
+    // splits 4: dw and db summed over 4 row ranges, then a second pass (as on GPUs; the plain kernel ignores it)
+    for (bool accumulate : {false, true})
+    for (uint32_t splits : {1u, 4u}) {
+        INFO("C " << C << " accumulate " << accumulate << " splits " << splits);
         auto inp = test::randn(r, N * C, 2.0), w = test::randn(r, C), b = test::randn(r, C), dout = test::randn(r, N * C),
              prior = test::randn(r, N * C);
         auto ginp = upload(inp), gw = upload(w), gb = upload(b), gdout = upload(dout);
         auto out = zeros(N * C), stats = zeros(N * 2), dinp = upload(prior), dw = zeros(C), db = zeros(C);
+        auto scratch = zeros(std::max<size_t>(1, ops::layernorm_backward_scratch(C, splits)));
         test::run([&](Program& p) {
             ops::layernorm_forward(test::kernels(), p, out, stats, ginp, gw, gb, N, C);
             p.barrier("backward reads the stats");
-            ops::layernorm_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, stats, N, C, accumulate);
+            ops::layernorm_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, stats, N, C, accumulate, scratch,
+                                    splits);
         });
         std::vector<double> ro, rdinp, rdw, rdb;
         ref::layernorm_forward(ro, inp, w, b, N, C);

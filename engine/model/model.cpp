@@ -217,17 +217,39 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     uint32_t D = (c.residual || c.ffn) ? C : A;
     float drop = c.dropout;
     const bool res = c.residual;
+    // Backward sums over the B*T rows (dw, dbias, LayerNorm's dw/db) split into row ranges on a GPU (1 range
+    // on lavapipe, see ops/reduce.h); their partial sums share one scratch buffer, sized here before recording.
+    Context& ctx = m_kc.context();
+    auto mm_splits = [&](uint32_t N, uint32_t K) { return ops::matmul_backward_splits(ctx, BT, N, K); };
+    auto ln_splits = [&] { return ops::layernorm_backward_splits(ctx, BT, C); };
+    size_t scratch = std::max({ops::matmul_backward_scratch(V, D, true, mm_splits(V, D)),
+                               ops::matmul_backward_scratch(3 * A, C, false, mm_splits(3 * A, C)),
+                               ops::matmul_backward_scratch(C, A, true, mm_splits(C, A)),
+                               c.ffn ? ops::matmul_backward_scratch(F, C, true, mm_splits(F, C)) : 0,
+                               c.ffn ? ops::matmul_backward_scratch(C, F, true, mm_splits(C, F)) : 0,
+                               c.layernorm ? ops::layernorm_backward_scratch(C, ln_splits()) : 0});
+    if (scratch && a.scratch.bytes() < scratch * 4) a.scratch = Buffer(ctx, scratch * 4);
+    auto mm_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp, BufferRange w,
+                       BufferRange out, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu, bool want_dinp,
+                       bool accumulate) {
+        ops::matmul_backward(m_kc, pr, dinp, dw, db, dout, inp, w, out, M, N, K, has_bias, relu, want_dinp, accumulate,
+                             a.scratch, mm_splits(N, K));
+    };
+    auto ln_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp,
+                       BufferRange w, BufferRange stats, uint32_t N, uint32_t C_, bool accumulate) {
+        ops::layernorm_backward(m_kc, pr, dinp, dw, db, dout, inp, w, stats, N, C_, accumulate, a.scratch, ln_splits());
+    };
     // The stream's gradient. With residuals every branch adds into one buffer (the identity path is free);
     // without, each layer reads one buffer and writes the other.
     Buffer* cur = &a.dres;
     Buffer* other = &a.dres2;
     const Buffer& last = block_output(a, c.n_layer - 1);
     if (c.layernorm) {
-        ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
+        mm_back(a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
         pr.barrier("ln_f backward reads its output gradient");
-        ops::layernorm_backward(m_kc, pr, *cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
+        ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
     } else {
-        ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
+        mm_back(*cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
         const BlockParams& P = m_layout.blocks[l];
@@ -243,22 +265,22 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                     pr.barrier("the projection backward reads the undropped gradient");
                     dbranch = &a.dtmp;
                 }
-                ops::matmul_backward(m_kc, pr, a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false);
+                mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false);
                 pr.barrier("fc backward reads dh");
                 if (c.layernorm) {
-                    ops::matmul_backward(m_kc, pr, a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                    mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
                     pr.barrier("ln2 backward reads its output gradient");
-                    ops::layernorm_backward(m_kc, pr, *cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true);
+                    ln_back(*cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true);
                 } else {
-                    ops::matmul_backward(m_kc, pr, *cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, true, true, true);
+                    mm_back(*cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, true, true, true);
                 }
             } else {
                 const Buffer& f_in = c.layernorm ? L.ln2 : mid;
                 Buffer& target = c.layernorm ? a.dln : *other;
-                ops::matmul_backward(m_kc, pr, target, g(P.fc_w), g(P.fc_b), *cur, f_in, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                mm_back(target, g(P.fc_w), g(P.fc_b), *cur, f_in, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
                 if (c.layernorm) {
                     pr.barrier("ln2 backward reads its output gradient");
-                    ops::layernorm_backward(m_kc, pr, *other, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, false);
+                    ln_back(*other, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, false);
                 }
                 std::swap(cur, other);
             }
@@ -272,7 +294,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                 pr.barrier("the projection backward reads the undropped gradient");
                 dbranch = &a.dtmp;
             }
-            ops::matmul_backward(m_kc, pr, a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, true, false, true, false);
+            mm_back(a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, true, false, true, false);
             pr.barrier("attention backward reads dy");
             dy = &a.dy;
         }
@@ -281,18 +303,18 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         const Buffer& a_in = c.layernorm ? L.ln1 : in;
         if (res) {
             if (c.layernorm) {
-                ops::matmul_backward(m_kc, pr, a.dln, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
+                mm_back(a.dln, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
                 pr.barrier("ln1 backward reads its output gradient");
-                ops::layernorm_backward(m_kc, pr, *cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true);
+                ln_back(*cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true);
             } else {
-                ops::matmul_backward(m_kc, pr, *cur, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, true);
+                mm_back(*cur, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, true);
             }
         } else {
             Buffer& target = c.layernorm ? a.dln : *other;
-            ops::matmul_backward(m_kc, pr, target, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
+            mm_back(target, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
             if (c.layernorm) {
                 pr.barrier("ln1 backward reads its output gradient");
-                ops::layernorm_backward(m_kc, pr, *other, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, false);
+                ln_back(*other, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, false);
             }
             std::swap(cur, other);
         }

@@ -67,6 +67,7 @@ struct Activations {
     Buffer dh;                     // (B,T,F)
     Buffer dtmp;                   // (B,T,C)  dropout scratch: pre-dropout branch output, its gradient
     Buffer dpre;                   // (B,NH,T,T) attention backward scratch
+    Buffer scratch;                // backward sums split over row ranges (GPUs): partial sums, see ops/reduce.h
 };
 
 class Model {

@@ -1,14 +1,17 @@
 // Linear layer: out = inp @ w^T + bias (optional ReLU); backward computes dinp, dw, dbias in one dispatch
-// (two in a segmented program).
+// (two in a segmented program; one more when dw's sum over rows is split, see row_splits in reduce.h).
 #pragma once
+#include "ops/reduce.h"
 #include "vk/program.h"
 
 namespace attn::ops {
 
 struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual; };
 static_assert(sizeof(MatmulPush) == 24);
-struct MatmulBackPush { uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0; };
-static_assert(sizeof(MatmulBackPush) == 36);
+struct MatmulBackPush {
+    uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0, splits = 1, stride = 0, db_off = 0;
+};
+static_assert(sizeof(MatmulBackPush) == 48);
 
 // K % 4 == 0 takes the tiled texel-buffer kernels; other shapes the plain ones (same results).
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
@@ -28,19 +31,48 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
     pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N, double(M) * N * K);
 }
 
+// Invocations of the dw part with one row range: tiles of TRW x 4*TKW as in
+// shaders/common/matmul_backward_tiled.glsl (the tiled kernels, K % 4 == 0).
+inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K) {
+    uint64_t TRW = N % 4 == 0 ? 8 : 4, TKW = N % 4 == 0 ? 4 : 2;
+    return (N + TRW - 1) / TRW * ((K / 4 + TKW - 1) / TKW);
+}
+// How many row ranges matmul_backward's dw/dbias sums are split into on this device (1 for the plain kernels).
+// On lavapipe ranges of 4096 rows when K <= N (the dw tiles then walk k fastest and stream both operands;
+// with K > N splitting measured slower).
+inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K) {
+    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K), K <= N ? 4096 : 0) : 1;
+}
+// Floats of scratch matmul_backward needs for `splits` row ranges (0 when not split).
+inline size_t matmul_backward_scratch(uint32_t N, uint32_t K, bool has_bias, uint32_t splits) {
+    return splits > 1 ? size_t(splits) * (size_t(N) * K + (has_bias ? N : 0)) : 0;
+}
+
 // dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
+// splits > 1 (tiled kernels only): the sums over the M rows behind dw and dbias are cut into that many row
+// ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second pass.
 inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange dbias,
                             BufferRange dout, BufferRange inp, BufferRange w, BufferRange out, uint32_t M, uint32_t N,
-                            uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate) {
+                            uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate,
+                            BufferRange scratch = {}, uint32_t splits = 1) {
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
     const Kernel* k;
-    std::initializer_list<BufferRange> bufs = {dout, inp, w, relu ? out : dout, dinp, dw, dbias};  // out read only when relu
+    if (!matmul_tiled(K) || M < 2) splits = 1;
+    if (splits > 1) {
+        if (!scratch.buffer || scratch.size() < matmul_backward_scratch(N, K, has_bias, splits) * 4)
+            throw Error("internal error: matmul_backward split over rows without enough scratch");
+        p.splits = splits;
+        p.stride = N * K + (has_bias ? N : 0);
+        p.db_off = N * K;
+    }
+    BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : dbias;
+    std::initializer_list<BufferRange> bufs = {dout, inp, w, relu ? out : dout, dinp, dw_out, db_out};  // out read only when relu
     uint64_t n_dinp, n_rest;  // invocations: dinp part, then dw and dbias
     if (matmul_tiled(K)) {
         // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
-        uint64_t TRI = N % 4 == 0 ? 8 : 4, TKI = 2, TRW = N % 4 == 0 ? 8 : 4, TKW = N % 4 == 0 ? 4 : 2;
+        uint64_t TRI = N % 4 == 0 ? 8 : 4, TKI = 2;
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
-        n_rest = (N + TRW - 1) / TRW * ((K / 4 + TKW - 1) / TKW) + (has_bias ? N : 0);
+        n_rest = (matmul_dw_tiles(N, K) + (has_bias ? N : 0)) * splits;
         k = N % 4 == 0 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p)  // dout as vec4 too
                        : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
     } else {
@@ -52,16 +84,20 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     if (!pr.segmented()) {  // one dispatch: fewest dispatches for small models
         p.count = uint32_t(n_dinp + n_rest);
         pr.dispatch(*k, bufs, p, n_dinp + n_rest, macs * (want_dinp ? 2 : 1));
-        return;
+    } else {
+        // two dispatches, dinp (cost M*N*K) and dw + dbias (cost M*N*K): each part's workgroups cost alike
+        if (n_dinp) {
+            p.count = uint32_t(n_dinp);
+            pr.dispatch(*k, bufs, p, n_dinp, macs);
+        }
+        p.first = uint32_t(n_dinp);
+        p.count = uint32_t(n_rest);
+        pr.dispatch(*k, bufs, p, n_rest, macs);
     }
-    // two dispatches, dinp (cost M*N*K) and dw + dbias (cost M*N*K): each part's workgroups cost alike
-    if (n_dinp) {
-        p.count = uint32_t(n_dinp);
-        pr.dispatch(*k, bufs, p, n_dinp, macs);
+    if (splits > 1) {
+        pr.barrier("add up dw's row ranges");
+        reduce_splits(kc, pr, dw, dbias, scratch, N * K, has_bias ? N : 0, splits, p.stride);
     }
-    p.first = uint32_t(n_dinp);
-    p.count = uint32_t(n_rest);
-    pr.dispatch(*k, bufs, p, n_rest, macs);
 }
 
 }  // namespace attn::ops

@@ -53,6 +53,7 @@ struct BufferRange {
     BufferRange() = default;
     BufferRange(const Buffer& b) : buffer(&b) {}
     BufferRange(const Buffer& b, size_t off, size_t n) : buffer(&b), offset(off), bytes(n) {}
+    size_t size() const { return !buffer ? 0 : bytes ? bytes : buffer->bytes() - offset; }  // bytes in range
 };
 
 }  // namespace attn

@@ -8,8 +8,13 @@ layout(std430, binding = 4) buffer Dinp { float dinp[]; };            // (M, K)
 layout(std430, binding = 5) writeonly buffer Dw { float dw[]; };      // (N, K)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
-// dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs)
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count; } p;
+// dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs).
+// splits > 1: the dw and dbias sums over the M rows are cut into `splits` row ranges (more invocations for a
+// GPU to run at once); range s writes its partial sums at s * stride in the Dw/Db bindings (both bound to one
+// scratch buffer, dbias at db_off), and reduce_splits.comp adds them up. splits == 1: stride 0, db_off 0.
+layout(push_constant) uniform P {
+    uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count, splits, stride, db_off;
+} p;
 // Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
 //   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
 #ifdef DOUT_VEC4
@@ -47,7 +52,9 @@ void main() {
     uint K4 = p.K / 4;
     uint tiles_ki = (K4 + TKI - 1) / TKI, tiles_kw = (K4 + TKW - 1) / TKW;
     uint n_dinp = p.want_dinp != 0 ? ((p.M + TRI - 1) / TRI) * tiles_ki : 0;
-    uint n_dw = ((p.N + TRW - 1) / TRW) * tiles_kw;
+    uint n_tiles_w = ((p.N + TRW - 1) / TRW) * tiles_kw;
+    uint n_dw = n_tiles_w * p.splits;
+    uint rows = (p.M + p.splits - 1) / p.splits;  // rows per split
     if (i < n_dinp) {
         uint m0 = (i / tiles_ki) * TRI, k0 = (i % tiles_ki) * TKI;
         vec4 acc[TRI][TKI];
@@ -99,13 +106,17 @@ void main() {
     if (i < n_dw) {
         // Neighbouring invocations share the operand row that is the narrower of the two and read
         // neighbouring parts of the wider one, so a workgroup streams less of it from memory.
+        // split-major: the invocations of one row range run together and share its rows in cache
+        uint split = i / n_tiles_w;
+        i %= n_tiles_w;
+        uint m_begin = split * rows, m_end = min(p.M, m_begin + rows);
         uint tiles_n = (p.N + TRW - 1) / TRW;
         uint n0 = (i / tiles_kw) * TRW, k0 = (i % tiles_kw) * TKW;
         if (p.K > p.N) n0 = (i % tiles_n) * TRW, k0 = (i / tiles_n) * TKW;
         vec4 acc[TRW][TKW];
         for (uint r = 0; r < TRW; r++)
             for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
-        for (uint m = 0; m < p.M; m++) {
+        for (uint m = m_begin; m < m_end; m++) {
             vec4 iv[TKW];
             for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
@@ -131,15 +142,16 @@ void main() {
             for (uint j = 0; j < TKW; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
-                for (uint e = 0; e < 4; e++) dw[n * p.K + k4 * 4 + e] = acc[r][j][e];
+                for (uint e = 0; e < 4; e++) dw[split * p.stride + n * p.K + k4 * 4 + e] = acc[r][j][e];
             }
         }
         return;
     }
     i -= n_dw;
-    if (p.has_bias != 0 && i < p.N) {
+    if (p.has_bias != 0 && i < p.N * p.splits) {
+        uint split = i / p.N, n = i % p.N;
         float s = 0.0;
-        for (uint m = 0; m < p.M; m++) s += g(m, i);
-        db[i] = s;
+        for (uint m = split * rows; m < min(p.M, split * rows + rows); m++) s += g(m, n);
+        db[split * p.stride + p.db_off + n] = s;
     }
 }
