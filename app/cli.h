@@ -39,6 +39,7 @@ struct RunOptions {
     int exit_after_steps = 0;     // >0: train this many steps, screenshot, exit
     std::string screenshot_path;  // where --exit-after-steps and F12 write the PNG
     int fps = 30;                 // UI frame-rate cap (Xvfb does not throttle presents)
+    bool save_cpu = true;         // unwatched while training: drawing takes at most a small share of the time
     double autosave_min = 5;      // autosave every N minutes, fractions allowed (0: off)
     std::string checkpoint_path = "attnlab_run.safetensors";  // the Checkpoint field: Ctrl+S / Ctrl+O
     FaultInjection fault;         // --inject-fault (tests)

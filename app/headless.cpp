@@ -141,6 +141,7 @@ int run_headless(const RunOptions& o) {
         StepResult r;
         try {
             inject_fault(tr, fault);  // --inject-fault (tests): nothing unless this is its step
+            if (o.profile) tr.profile_next_step();  // --profile: every step
             r = tr.step();
         } catch (const DeviceError& e) {
             // the device's memory is gone: nothing more can be read back, but the last checkpoint is safe
@@ -159,7 +160,7 @@ int run_headless(const RunOptions& o) {
             throw Error("training diverged at step " + std::to_string(it + 1) + " (the loss is NaN or Inf): lower --lr (now " +
                         lr + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
         }
-        if (o.profile) {
+        if (r.profiled) {
             for (auto& [name, ms] : tr.last_kernel_times()) {
                 per_kernel[name].first += ms;
                 per_kernel[name].second++;

@@ -26,10 +26,10 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
                         snap.cfg.sample_chars);
     if (snap.sample_ms > 0)
         ImGui::TextDisabled("Auto-refresh: every ~%d steps while training, so sampling (%.0f ms each) costs at most a "
-                            "quarter of the training time.",
+                            "tenth of the training time.",
                             snap.sample_every_steps, snap.sample_ms);
     else
-        ImGui::TextDisabled("Auto-refresh: as often as costs at most a quarter of the training time.");
+        ImGui::TextDisabled("Auto-refresh: as often as costs at most a tenth of the training time.");
 
     ImVec2 avail = ImGui::GetContentRegionAvail();
     float w_now = avail.x * 0.55f;

@@ -14,6 +14,8 @@
 namespace attn {
 
 using Clock = std::chrono::steady_clock;
+// Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/10 of the time).
+static constexpr double k_sample_ratio = 9.0;
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
                                int exit_after_steps, const FaultInjection& fault)
@@ -356,7 +358,7 @@ void TrainingThread::do_sample() {
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;
     s.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
-    s.sample_every_steps = s.ms_per_step > 0 ? std::max(1, int(3.0 * ms / s.ms_per_step + 0.5)) : 0;
+    s.sample_every_steps = s.ms_per_step > 0 ? std::max(1, int(k_sample_ratio * ms / s.ms_per_step + 0.5)) : 0;
     publish();
 }
 
@@ -409,6 +411,11 @@ void TrainingThread::do_step(bool force_attention) {
     int b = m_trainer->display_batch();
     inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
     auto t0 = Clock::now();
+    // kernel profiling: about two steps a second run with timestamps (every step would cost lavapipe ~40%)
+    if (m_snap.profiling && t0 - m_last_profiled >= std::chrono::milliseconds(500)) {
+        m_trainer->profile_next_step();
+        m_last_profiled = t0;
+    }
     StepResult r = m_trainer->step();
     auto t1 = Clock::now();
     double s_step = std::chrono::duration<double>(t1 - t0).count();
@@ -417,7 +424,7 @@ void TrainingThread::do_step(bool force_attention) {
     m_tokens_since_eval += long(m_cfg.batch_size) * m_cfg.block_size;
     m_weights_changed = true;
     int step = m_trainer->step_count();
-    if (m_snap.profiling) update_profile();  // m_snap.profiling is only written by this thread
+    if (r.profiled) update_profile();
     // Every step while steps are slower than the screen; otherwise once per frame is all anyone can see.
     bool read = force_attention || t1 - m_last_att_read >= m_att_period ||
                 (m_exit_after > 0 && step >= m_exit_after);
@@ -692,8 +699,8 @@ void TrainingThread::run() {
                 window_start = Clock::now();
                 publish();
             }
-            // Sampling costs at most a quarter of the time: sample again once training took 3x the last sample.
-            bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= 3.0 * m_snap.sample_ms;
+            // Sampling costs at most a tenth of the time: sample again once training took 9x the last sample.
+            bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= k_sample_ratio * m_snap.sample_ms;
             if (m_trainer && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
         } catch (const DeviceError& e) {
             fail(Error(e.what() + rescue(p.autosave_path)), true);

@@ -183,6 +183,7 @@ private:
     std::vector<float> m_att_full;  // (n_layer, NH, T, T) of element m_shown_b, read after a step
     int m_shown_b = 0;              // the batch element m_att_full belongs to
     std::chrono::steady_clock::time_point m_last_att_read{};
+    std::chrono::steady_clock::time_point m_last_profiled{};  // the last step run with kernel timestamps
     double m_train_s_since_sample = 0;
     double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
     long m_tokens_since_eval = 0;

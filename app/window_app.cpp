@@ -235,6 +235,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
 
     Panels p;
     p.controls.fps_cap = o.fps;
+    p.controls.save_cpu = o.save_cpu;
     p.controls.autosave_min = o.autosave_min;
     p.controls.ckpt_path = o.checkpoint_path;
     p.status.device_name = ctx.device_name();
@@ -264,7 +265,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
             int steps = fstats.to_step - fstats.from_step;
             double step_ms = std::chrono::duration<double, std::milli>(fstats.to_step_seen - fstats.first).count() / steps;
             std::printf("attnlab: drew %d frames during %d training steps (%.1f per step), longest gap %.0f ms, "
-                        "%.0f ms per step\n", fstats.frames, steps, double(fstats.frames) / steps, fstats.longest_gap_ms,
+                        "%.2f ms per step\n", fstats.frames, steps, double(fstats.frames) / steps, fstats.longest_gap_ms,
                         step_ms);
         }
         if (o.metrics_path.empty()) return 0;

@@ -43,7 +43,10 @@ int main(int argc, char** argv) {
                         it_s * c.batch_size * c.block_size, it_s / r.torch_it_s);
             if (std::getenv("ATTN_PROFILE")) {
                 tr.set_profiling(true);
-                for (int i = 0; i < 5; i++) tr.step();
+                for (int i = 0; i < 5; i++) {
+                    tr.profile_next_step();
+                    tr.step();
+                }
                 for (auto& [name, ms] : tr.last_kernel_times()) std::printf("    %-24s %8.3f ms\n", name.c_str(), ms);
             }
         }

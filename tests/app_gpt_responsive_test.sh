@@ -22,6 +22,6 @@ nval=$(grep -c '\[validation\]' "$OUT/stderr")
 [ "$nval" -eq 0 ] || { grep '\[validation\]' "$OUT/stderr" | head -20 >&2; fail "$nval validation message(s)"; }
 line=$(grep 'attnlab: drew .* frames during .* training steps' "$OUT/stdout") || fail "the window reported no frame count"
 gap=$(sed -E 's/.*longest gap ([0-9]+) ms.*/\1/' <<<"$line")
-step=$(sed -E 's/.* ([0-9]+) ms per step.*/\1/' <<<"$line")
+step=$(sed -E 's/.* ([0-9.]+) ms per step.*/\1/' <<<"$line")
 awk -v g="$gap" -v s="$step" 'BEGIN { exit !(g < 0.5 * s) }' || fail "the window drew nothing for $gap ms of a $step ms step"
 echo "PASS: $line"

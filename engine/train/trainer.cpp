@@ -60,18 +60,14 @@ void Trainer::build_programs() {
     m_att_display.fill_zero();
     m_last_offsets.assign(B, 0);
 
-    m_step_prog = std::make_unique<Program>(m_ctx, m_profiling, budget);
-    auto& s = *m_step_prog;
-    s.begin();
-    m_model->record_forward(s, *m_act, m_tokens, m_offsets, m_seed, true, true);
-    s.barrier("backward reads the forward activations");
-    m_model->record_backward(s, *m_act, m_tokens, m_offsets, m_seed);
-    s.barrier("AdamW reads every gradient");
-    m_model->record_update(s, m_hyper);
-    // (B, NH, T, T) per layer -> the display copy of one batch element: contiguous NH*T*T floats
-    size_t slice = NH * T * T * 4;
-    for (size_t l = 0; l < L; l++) s.copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
-    s.end();
+    m_budget = budget;
+    m_step_prog = std::make_unique<Program>(m_ctx, false, budget);
+    record_step(*m_step_prog);
+    m_prof_prog.reset();
+    if (m_profiling) {
+        m_prof_prog = std::make_unique<Program>(m_ctx, true, budget);
+        record_step(*m_prof_prog);
+    }
 
     m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
     m_eval_prog->begin();
@@ -84,6 +80,21 @@ void Trainer::build_programs() {
     m_grad_prog->barrier("backward reads the forward activations");
     m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed);
     m_grad_prog->end();
+}
+
+// The training step: forward, backward, AdamW, and the copy of one batch element's attention for display.
+void Trainer::record_step(Program& s) {
+    size_t NH = m_model->n_head(), L = m_model->n_layer(), T = m_cfg.block_size;
+    s.begin();
+    m_model->record_forward(s, *m_act, m_tokens, m_offsets, m_seed, true, true);
+    s.barrier("backward reads the forward activations");
+    m_model->record_backward(s, *m_act, m_tokens, m_offsets, m_seed);
+    s.barrier("AdamW reads every gradient");
+    m_model->record_update(s, m_hyper);
+    // (B, NH, T, T) per layer -> the display copy of one batch element: contiguous NH*T*T floats
+    size_t slice = NH * T * T * 4;
+    for (size_t l = 0; l < L; l++) s.copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
+    s.end();
 }
 
 void Trainer::set_live(const Config& c) {
@@ -138,7 +149,11 @@ void Trainer::set_display_batch(int b) {
 void Trainer::set_profiling(bool on) {
     if (on == m_profiling) return;
     m_profiling = on;
-    build_programs();
+    m_profile_next = false;
+    m_prof_prog.reset();
+    if (!on) return;
+    m_prof_prog = std::make_unique<Program>(m_ctx, true, m_budget);
+    record_step(*m_prof_prog);
 }
 
 void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {
@@ -165,7 +180,10 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     std::memcpy(m_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
     write_hyper();
     StepResult r;
-    r.gpu_ms = m_step_prog->run();
+    bool profiled = m_profile_next && m_prof_prog;
+    m_profile_next = false;
+    r.gpu_ms = (profiled ? *m_prof_prog : *m_step_prog).run();
+    r.profiled = profiled;
     const float* res = static_cast<const float*>(m_act->result.mapped());
     r.loss = res[0];
     r.finite = res[1] == 0.0f && std::isfinite(res[0]);

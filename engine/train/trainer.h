@@ -16,6 +16,7 @@ struct StepResult {
     float loss = 0;       // mean cross-entropy of this step's batch (before the update)
     bool finite = true;   // false when any per-token loss was NaN or Inf
     double gpu_ms = 0;    // GPU time of the whole step (timestamps)
+    bool profiled = false;  // this step ran with per-kernel timestamps (Trainer::profile_next_step)
 };
 
 struct EvalResult {
@@ -60,9 +61,16 @@ public:
     // Restores a state saved from a Trainer with the same config and vocabulary (throws otherwise).
     void import_state(const TrainerState& s);
 
-    // Per-kernel GPU times of each step (a timestamp after every dispatch), for the profile view and bench.
+    // Per-kernel GPU times (a timestamp after every dispatch), for the profile view and bench: on, the step is
+    // also recorded with timestamps, and a step after profile_next_step() runs that copy. Timestamps after
+    // every dispatch cost lavapipe ~40% of a small model's step, so the window profiles about two steps a
+    // second and headless --profile every step.
     void set_profiling(bool on);
-    std::vector<std::pair<std::string, double>> last_kernel_times() const { return m_step_prog->kernel_times(); }
+    void profile_next_step() { m_profile_next = m_prof_prog != nullptr; }
+    // The kernel times of the last profiled step (empty before one).
+    std::vector<std::pair<std::string, double>> last_kernel_times() const {
+        return m_prof_prog ? m_prof_prog->kernel_times() : std::vector<std::pair<std::string, double>>{};
+    }
 
     // For tests: fix the batch offsets (B,) and run forward (+ backward) without an update.
     void set_batch(const std::vector<uint32_t>& offsets);
@@ -77,6 +85,7 @@ public:
 
 private:
     void build_programs();
+    void record_step(Program& s);
     void write_hyper();
     Context& m_ctx;
     const Dataset& m_data;
@@ -93,11 +102,14 @@ private:
     Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's attention for element m_display_b
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
     std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
+    std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
+    double m_budget = 0;                   // submit budget of the step programs (see build_programs)
     std::vector<uint32_t> m_last_offsets;
     Rng m_rng, m_eval_rng;
     int m_step = 0;
     int m_display_b = 0;
     bool m_profiling = false;
+    bool m_profile_next = false;
 };
 
 }  // namespace attn
