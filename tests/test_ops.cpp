@@ -196,6 +196,12 @@ TEST_CASE("cross-entropy forward and backward match the CPU reference and finite
         return ref::crossentropy_forward(l, x, tokens, off, B, T, V);
     };
     test::require_close(rd, fd_grad(f, logits), 1e-8, 1e-4, "dlogits vs finite differences");
+
+    // the training step's fused kernel: the same bits as the two kernels
+    auto losses2 = zeros(B * T), dlogits2 = zeros(B * T * V);
+    test::run([&](Program& p) { ops::crossentropy_fused(test::kernels(), p, losses2, dlogits2, gl, gtok, goff, B, T, V); });
+    REQUIRE(losses2.read<float>(B * T) == losses.read<float>(B * T));
+    REQUIRE(dlogits2.read<float>(B * T * V) == dlogits.read<float>(B * T * V));
 }
 
 TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {

@@ -197,9 +197,15 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
         pr.barrier("lm_head reads the final stream");
         ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, true);
     }
+    a.dlogits_recorded = false;
     if (!with_loss) return;
     pr.barrier("cross-entropy reads the logits");
-    ops::crossentropy_forward(m_kc, pr, a.losses, a.logits, tokens, offsets, B, T, V);
+    if (training) {  // a training step: the loss's gradient too, in the same pass (record_backward starts from it)
+        ops::crossentropy_fused(m_kc, pr, a.losses, a.dlogits, a.logits, tokens, offsets, B, T, V);
+        a.dlogits_recorded = true;
+    } else {
+        ops::crossentropy_forward(m_kc, pr, a.losses, a.logits, tokens, offsets, B, T, V);
+    }
     pr.barrier("the mean reads every row's loss");
     ops::mean_forward(m_kc, pr, a.result, a.losses, BT, 0);
 }
@@ -207,7 +213,7 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
 void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, const Buffer& seed) {
     const Config& c = m_cfg;
     uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
-    ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V);
+    if (!a.dlogits_recorded) ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V);
     pr.barrier("backward reads dlogits");
     if (c.kind == ModelKind::Bigram) {
         ops::embedding_backward(m_kc, pr, g(0), m_dummy, a.dlogits, tokens, offsets, B, T, V, V, false);

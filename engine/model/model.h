@@ -60,6 +60,7 @@ struct Activations {
     Buffer result;                 // (4,) host-visible: mean loss, non-finite flag
     // gradients and scratch, shared by all blocks
     Buffer dlogits;                // (B,T,V)
+    bool dlogits_recorded = false; // the recorded training forward already writes dlogits (crossentropy_fused)
     Buffer dres, dres2;            // (B,T,max(C,A,F)) the stream's gradient (ping-pong without residuals)
     Buffer dln;                    // (B,T,C)  gradient at a LayerNorm's output
     Buffer dy;                     // (B,T,A)
@@ -101,8 +102,9 @@ public:
     void write_params(const std::vector<float>& flat);
     std::vector<float> read_grads() const;
 
-    // Records the forward for tokens[offsets[b] + t]; with_loss adds the mean loss into act.result.
-    // `seed` holds the step's dropout key (uvec2); dropout is applied only when training.
+    // Records the forward for tokens[offsets[b] + t]; with_loss adds the mean loss into act.result (and, when
+    // training, dlogits: the loss's gradient, from the same softmax). `seed` holds the step's dropout key
+    // (uvec2); dropout is applied only when training.
     void record_forward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed,
                         bool with_loss, bool training);
     // Records backward of the mean loss; every gradient is overwritten (no zero_grad needed).

@@ -23,6 +23,16 @@ inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlog
     pr.dispatch(kc.get("crossentropy_backward", 4, sizeof p), {logits, tokens, offsets, dlogits}, p, uint64_t(B) * T);
 }
 
+// Both at once for a training step (shaders/crossentropy_fused.comp): losses (B,T) and dlogits (B,T,V) of the
+// mean loss, the same values as the two kernels above with one softmax and one dispatch fewer.
+inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses, BufferRange dlogits,
+                               BufferRange logits, BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T,
+                               uint32_t V) {
+    CrossEntropyPush p{B, T, V};
+    pr.dispatch(kc.get("crossentropy_fused", 5, sizeof p), {logits, tokens, offsets, losses, dlogits}, p,
+                uint64_t(B) * T);
+}
+
 // result[slot] = mean(values[0..n)), result[slot+1] = 1 if any is NaN/Inf
 inline void mean_forward(KernelCache& kc, Program& pr, BufferRange result, BufferRange values, uint32_t n,
                          uint32_t slot) {

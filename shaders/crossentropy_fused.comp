@@ -1,0 +1,30 @@
+#version 450
+// crossentropy_forward and crossentropy_backward in one pass for a training step (one softmax, one dispatch):
+//   losses[b,t]    = logsumexp(logits[b,t,:]) - logits[b,t,target]
+//   dlogits[b,t,:] = (softmax(logits[b,t,:]) - onehot(target)) / (B*T)
+// the same arithmetic in the same order as the two separate kernels, so the same bits.
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+layout(std430, binding = 0) readonly buffer Logits { float logits[]; };   // (B, T, V)
+layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
+layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
+layout(std430, binding = 3) writeonly buffer Losses { float losses[]; };  // (B, T)
+layout(std430, binding = 4) writeonly buffer Dlogits { float dlogits[]; };// (B, T, V)
+layout(push_constant) uniform P { uint B, T, V; } p;
+void main() {
+    uint r = gid();
+    if (r >= p.B * p.T) return;
+    uint b = r / p.T, t = r % p.T;
+    uint target = tokens[offsets[b] + t + 1];
+    uint o = r * p.V;
+    float mx = -1.0 / 0.0;
+    for (uint v = 0; v < p.V; v++) mx = max(mx, logits[o + v]);
+    float sum = 0.0;
+    for (uint v = 0; v < p.V; v++) sum += exp(logits[o + v] - mx);
+    losses[r] = log(sum) + mx - logits[o + target];
+    float inv = 1.0 / sum, scale = 1.0 / float(p.B * p.T);
+    for (uint v = 0; v < p.V; v++) {
+        float prob = exp(logits[o + v] - mx) * inv;
+        dlogits[o + v] = (prob - (v == target ? 1.0 : 0.0)) * scale;
+    }
+}
