@@ -141,6 +141,24 @@ TEST_CASE("same seed, same device: bit-identical loss sequences", "[model]") {
     REQUIRE(a != d);  // and the seed matters
 }
 
+TEST_CASE("steps measured too long are re-recorded as several submits with the same bits", "[model]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("layernorm");
+    c.dropout = 0.2f;  // the dropout masks too
+    Trainer whole(test::ctx(), data, c), cut(test::ctx(), data, c);
+    cut.set_submit_limits(0.0, 1e-9);  // every step is "too long": cut into submits of the 1e6 floor
+    std::vector<float> a, b;
+    for (int i = 0; i < 8; i++) {
+        a.push_back(whole.step().loss);
+        b.push_back(cut.step().loss);
+    }
+    REQUIRE(whole.step_submits() == 1);
+    REQUIRE(cut.step_submits() > 4);  // re-recorded after two long steps
+    REQUIRE(a == b);
+    REQUIRE(whole.estimate_loss().val == cut.estimate_loss().val);
+}
+
 TEST_CASE("attention weights of the last step stay on the GPU and are causal", "[model]") {
     const Dataset& data = test::shakespeare();
     Config c;

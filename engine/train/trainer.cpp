@@ -2,6 +2,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -43,7 +44,8 @@ Trainer::~Trainer() = default;
 // k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
 // preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
 // takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
-// per step, the fastest.
+// per step, the fastest. Whatever the device, two steps in a row longer than m_long_step_s (a slow GPU, a
+// big model) re-record the step as submits of about m_submit_s each (Trainer::step).
 static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
 
 void Trainer::build_programs() {
@@ -51,6 +53,8 @@ void Trainer::build_programs() {
     double step_macs = 3.0 * double(m_model->flat_size()) * B * T;  // forward + backward
     bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     double budget = cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
+    if (m_measured_budget > 0) budget = m_measured_budget;
+    m_step_macs = step_macs;
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
     m_offsets = Buffer(m_ctx, B * 4, true);
     m_eval_offsets = Buffer(m_ctx, B * 4, true);
@@ -175,6 +179,10 @@ void Trainer::write_hyper() {
 }
 
 StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
+    if (m_rerecord) {  // before this step's inputs are written: build_programs makes new buffers
+        m_rerecord = false;
+        build_programs();
+    }
     if (fixed && fixed->size() == m_last_offsets.size()) m_last_offsets = *fixed;
     else sample_batch(m_last_offsets, false);
     std::memcpy(m_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
@@ -182,8 +190,17 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     StepResult r;
     bool profiled = m_profile_next && m_prof_prog;
     m_profile_next = false;
+    auto t0 = std::chrono::steady_clock::now();
     r.gpu_ms = (profiled ? *m_prof_prog : *m_step_prog).run();
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.profiled = profiled;
+    // One submit that long would stall the window on a single queue: cut the step (bit-identical results).
+    m_long_steps = m_budget == 0 && wall > m_long_step_s ? m_long_steps + 1 : 0;
+    if (m_long_steps >= 2) {
+        m_measured_budget = std::max(1e6, m_step_macs * m_submit_s / wall);
+        m_long_steps = 0;
+        m_rerecord = true;
+    }
     const float* res = static_cast<const float*>(m_act->result.mapped());
     r.loss = res[0];
     r.finite = res[1] == 0.0f && std::isfinite(res[0]);

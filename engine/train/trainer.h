@@ -67,6 +67,15 @@ public:
     // second and headless --profile every step.
     void set_profiling(bool on);
     void profile_next_step() { m_profile_next = m_prof_prog != nullptr; }
+    // Submits per training step: 1, or more when the step is cut so that the window's frames run between
+    // them (build_programs: big models on lavapipe; any device whose steps measure longer than
+    // long_step_s, re-recorded with submits of about submit_s each). Tests shorten the limits.
+    size_t step_submits() const { return m_step_prog->submit_count(); }
+    void set_submit_limits(double long_step_s, double submit_s) {
+        m_long_step_s = long_step_s;
+        m_submit_s = submit_s;
+    }
+
     // The kernel times of the last profiled step (empty before one).
     std::vector<std::pair<std::string, double>> last_kernel_times() const {
         return m_prof_prog ? m_prof_prog->kernel_times() : std::vector<std::pair<std::string, double>>{};
@@ -104,6 +113,11 @@ private:
     std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
     double m_budget = 0;                   // submit budget of the step programs (see build_programs)
+    double m_step_macs = 0;                // multiply-adds of a training step (about)
+    double m_measured_budget = 0;          // the budget chosen after steps measured too long (0: none)
+    double m_long_step_s = 0.25, m_submit_s = 0.05;
+    int m_long_steps = 0;                  // consecutive steps longer than m_long_step_s
+    bool m_rerecord = false;               // re-record with m_measured_budget before the next step
     std::vector<uint32_t> m_last_offsets;
     Rng m_rng, m_eval_rng;
     int m_step = 0;
