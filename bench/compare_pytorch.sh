@@ -193,6 +193,7 @@ for p in $presets; do
         echo "   $p: PyTorch uses $th thread(s)"
     fi
     [ "$p" != small-gpt ] || small_gpt_threads=$th
+    pt_where=$([ "$torch_device" = cpu ] && echo "$th thr" || echo "$torch_device")   # the table's threads column too
     al_tps="" pt_tps="" al_val="" pt_val="" al_wall="" pt_wall="" err=""
     for r in $(seq 1 "$n_reps"); do
         t0=$(date +%s.%N)
@@ -213,15 +214,15 @@ for p in $presets; do
             err="reference.py failed: $(tail -n 3 "$tmp/pt.log")"
             echo "   $p: $err"
         fi
-        echo "   $p run $r/$n_reps: Attention Lab $(echo "$al_tps" | awk '{print $NF}') tokens/s, val $al_val; PyTorch ($th thr) $(echo "$pt_tps" | awk '{print $NF}') tokens/s, val $pt_val"
+        echo "   $p run $r/$n_reps: Attention Lab $(echo "$al_tps" | awk '{print $NF}') tokens/s, val $al_val; PyTorch ($pt_where) $(echo "$pt_tps" | awk '{print $NF}') tokens/s, val $pt_val"
     done
     [ -z "$err" ] || status=1
     a=$(echo "$al_tps" | median) b=$(echo "$pt_tps" | median)
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN{if (b+0 > 0 && a+0 > 0) printf "%.2f", a/b; else print "n/a"}')
-    rows+=("$p|$iters|$(awk -v a="$a" 'BEGIN{printf "%.0f", a}') $(echo "$al_tps" | range)|$(awk -v b="$b" 'BEGIN{printf "%.0f", b}') $(echo "$pt_tps" | range)|$th|$ratio|${al_val:-n/a}|${pt_val:-n/a}|$(echo "$al_wall" | median)|$(echo "$pt_wall" | median)")
+    rows+=("$p|$iters|$(awk -v a="$a" 'BEGIN{printf "%.0f", a}') $(echo "$al_tps" | range)|$(awk -v b="$b" 'BEGIN{printf "%.0f", b}') $(echo "$pt_tps" | range)|${pt_where% thr}|$ratio|${al_val:-n/a}|${pt_val:-n/a}|$(echo "$al_wall" | median)|$(echo "$pt_wall" | median)")
 done
 
-header="preset|steps|Attention Lab tokens/s (median, range)|PyTorch tokens/s (median, range)|PyTorch threads|ratio AL/PT|val loss AL|val loss PT|wall s AL|wall s PT"
+header="preset|steps|Attention Lab tokens/s (median, range)|PyTorch tokens/s (median, range)|PyTorch threads (or device)|ratio AL/PT|val loss AL|val loss PT|wall s AL|wall s PT"
 echo
 if command -v column >/dev/null; then { echo "$header"; printf '%s\n' "${rows[@]}"; } | column -t -s '|'
 else { echo "$header"; printf '%s\n' "${rows[@]}"; } | tr '|' '\t'; fi

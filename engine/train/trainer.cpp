@@ -67,11 +67,7 @@ void Trainer::build_programs() {
     m_budget = budget;
     m_step_prog = std::make_unique<Program>(m_ctx, false, budget);
     record_step(*m_step_prog);
-    m_prof_prog.reset();
-    if (m_profiling) {
-        m_prof_prog = std::make_unique<Program>(m_ctx, true, budget);
-        record_step(*m_prof_prog);
-    }
+    record_profiled_step();
 
     m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
     m_eval_prog->begin();
@@ -154,8 +150,13 @@ void Trainer::set_profiling(bool on) {
     if (on == m_profiling) return;
     m_profiling = on;
     m_profile_next = false;
+    record_profiled_step();
+}
+
+// The step's twin with a timestamp after every dispatch, while profiling is on.
+void Trainer::record_profiled_step() {
     m_prof_prog.reset();
-    if (!on) return;
+    if (!m_profiling) return;
     m_prof_prog = std::make_unique<Program>(m_ctx, true, m_budget);
     record_step(*m_prof_prog);
 }

@@ -95,6 +95,7 @@ public:
 private:
     void build_programs();
     void record_step(Program& s);
+    void record_profiled_step();
     void write_hyper();
     Context& m_ctx;
     const Dataset& m_data;
