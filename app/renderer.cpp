@@ -1,7 +1,11 @@
 // Renderer: swapchain (with TRANSFER_SRC for screenshots), one render pass, Dear ImGui's Vulkan backend, present.
+// With a CPU Vulkan driver on X11 the swapchain is replaced by one offscreen image, read back and put into the
+// window through shared memory (present_x11.h); ATTN_PRESENT=swapchain keeps the swapchain there too.
 #include "renderer.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #define GLFW_INCLUDE_VULKAN
@@ -18,7 +22,29 @@ static void imgui_check(VkResult r) {
 Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(window) {
     VkDevice dev = ctx.device();
     VkPhysicalDevice pd = ctx.physical();
+    const char* env = std::getenv("ATTN_PRESENT");
+    bool want_shm = env && std::strcmp(env, "x11-shm") == 0;
+    if (env && !want_shm && std::strcmp(env, "swapchain") != 0)
+        throw Error(std::string("ATTN_PRESENT=") + env + " is not a present path: use swapchain or x11-shm");
+    if (want_shm || (!env && ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)) {
+        const char* why = "";
+        m_shm = X11ShmPresenter::create(window, &why);
+        int w = 0, h = 0;
+        glfwGetFramebufferSize(window, &w, &h);
+        if (m_shm && !m_shm->resize(std::max(w, 1), std::max(h, 1))) {
+            why = "the X server refused a shared-memory image";
+            m_shm.reset();
+        }
+        if (!m_shm && want_shm) throw Error(std::string("ATTN_PRESENT=x11-shm: ") + why);
+        if (!m_shm) std::fprintf(stderr, "attnlab: presenting through the swapchain (%s)\n", why);
+    }
+    if (m_shm) {
+        m_format = {VK_FORMAT_B8G8R8A8_UNORM, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR};  // BGRX: the X visual's byte order
+        m_final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        m_can_grab = true;
+    }
     uint32_t n = 0;
+    if (!m_shm) {
     VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, ctx.surface(), &n, nullptr));
     std::vector<VkSurfaceFormatKHR> formats(n);
     VK_CHECK(vkGetPhysicalDeviceSurfaceFormatsKHR(pd, ctx.surface(), &n, formats.data()));
@@ -38,6 +64,7 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(wind
     for (auto want : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR})
         if (m_present_mode == VK_PRESENT_MODE_FIFO_KHR && std::find(modes.begin(), modes.end(), want) != modes.end())
             m_present_mode = want;
+    }
     VkAttachmentDescription att{};
     att.format = m_format.format;
     att.samples = VK_SAMPLE_COUNT_1_BIT;
@@ -46,7 +73,7 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(wind
     att.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
     att.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
     att.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    att.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+    att.finalLayout = m_final_layout;
     VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
     VkSubpassDescription sub{};
     sub.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
@@ -101,7 +128,7 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(wind
     VK_CHECK(vkCreateDescriptorPool(dev, &dpi, nullptr, &dp));
     m_imgui_pool = Handle<VkDescriptorPool>(dp, [dev](VkDescriptorPool h) { vkDestroyDescriptorPool(dev, h, nullptr); });
 
-    create_swapchain();
+    create_targets();
 
     ImGui_ImplVulkan_InitInfo ii{};
     ii.Instance = ctx.instance();
@@ -137,23 +164,102 @@ void Renderer::destroy_swapchain_images() {
     m_views.clear();
     m_rendered.clear();
     m_images.clear();
+    m_offscreen.reset();
+    m_offscreen_memory.reset();
 }
 
-bool Renderer::create_swapchain() {
-    VkDevice dev = m_ctx.device();
-    VkSurfaceCapabilitiesKHR caps;
-    VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(m_ctx.physical(), m_ctx.surface(), &caps));
-    VkExtent2D ext = caps.currentExtent;
-    if (ext.width == UINT32_MAX) {
-        int w, h;
-        glfwGetFramebufferSize(m_window, &w, &h);
-        ext.width = std::clamp(uint32_t(w), caps.minImageExtent.width, caps.maxImageExtent.width);
-        ext.height = std::clamp(uint32_t(h), caps.minImageExtent.height, caps.maxImageExtent.height);
+bool Renderer::create_targets() {
+    VkExtent2D ext{};
+    VkSurfaceCapabilitiesKHR caps{};
+    int w, h;
+    glfwGetFramebufferSize(m_window, &w, &h);
+    if (m_shm) {
+        ext = {uint32_t(std::max(w, 0)), uint32_t(std::max(h, 0))};
+    } else {
+        VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(m_ctx.physical(), m_ctx.surface(), &caps));
+        ext = caps.currentExtent;
+        if (ext.width == UINT32_MAX) {
+            ext.width = std::clamp(uint32_t(w), caps.minImageExtent.width, caps.maxImageExtent.width);
+            ext.height = std::clamp(uint32_t(h), caps.minImageExtent.height, caps.maxImageExtent.height);
+        }
     }
     if (ext.width == 0 || ext.height == 0) return false;
     wait_queue_idle();
     destroy_swapchain_images();
     m_extent = ext;
+    if (m_shm) {
+        create_offscreen(ext);
+    } else {
+        create_swapchain(ext, caps);
+    }
+    for (VkImage img : m_images) {
+        VkDevice dev = m_ctx.device();
+        VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+        vi.image = img;
+        vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+        vi.format = m_format.format;
+        vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkImageView view;
+        VK_CHECK(vkCreateImageView(dev, &vi, nullptr, &view));
+        m_views.emplace_back(view, [dev](VkImageView h) { vkDestroyImageView(dev, h, nullptr); });
+        VkFramebufferCreateInfo fi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
+        fi.renderPass = m_render_pass;
+        fi.attachmentCount = 1;
+        fi.pAttachments = &view;
+        fi.width = ext.width;
+        fi.height = ext.height;
+        fi.layers = 1;
+        VkFramebuffer fb;
+        VK_CHECK(vkCreateFramebuffer(dev, &fi, nullptr, &fb));
+        m_framebuffers.emplace_back(fb, [dev](VkFramebuffer h) { vkDestroyFramebuffer(dev, h, nullptr); });
+        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+        VkSemaphore sem;
+        VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &sem));
+        m_rendered.emplace_back(sem, [dev](VkSemaphore h) { vkDestroySemaphore(dev, h, nullptr); });
+    }
+    if (m_can_grab) m_readback = Buffer(m_ctx, size_t(ext.width) * ext.height * 4, true);
+    m_need_recreate = false;
+    return true;
+}
+
+void Renderer::create_offscreen(VkExtent2D ext) {
+    VkDevice dev = m_ctx.device();
+    if (!m_shm->resize(int(ext.width), int(ext.height)))
+        throw Error("the X server refused a shared-memory image for the resized window: run with ATTN_PRESENT=swapchain");
+    VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    ii.imageType = VK_IMAGE_TYPE_2D;
+    ii.format = m_format.format;
+    ii.extent = {ext.width, ext.height, 1};
+    ii.mipLevels = 1;
+    ii.arrayLayers = 1;
+    ii.samples = VK_SAMPLE_COUNT_1_BIT;
+    ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+    ii.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImage img;
+    VK_CHECK(vkCreateImage(dev, &ii, nullptr, &img));
+    m_offscreen = Handle<VkImage>(img, [dev](VkImage h) { vkDestroyImage(dev, h, nullptr); });
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(dev, img, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(m_ctx.physical(), &mp);
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+        if ((req.memoryTypeBits >> i) & 1) type = i;
+    if (type == UINT32_MAX) throw Error("no memory type for the window's image: check the Vulkan driver");
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = type;
+    VkDeviceMemory mem;
+    VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &mem));
+    m_offscreen_memory = Handle<VkDeviceMemory>(mem, [dev](VkDeviceMemory h) { vkFreeMemory(dev, h, nullptr); });
+    VK_CHECK(vkBindImageMemory(dev, img, mem, 0));
+    m_images = {img};
+}
+
+void Renderer::create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& caps) {
+    VkDevice dev = m_ctx.device();
     m_can_grab = (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0;
     VkSwapchainCreateInfoKHR sci{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
     sci.surface = m_ctx.surface();
@@ -185,33 +291,6 @@ bool Renderer::create_swapchain() {
     VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, nullptr));
     m_images.resize(n);
     VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, m_images.data()));
-    for (VkImage img : m_images) {
-        VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-        vi.image = img;
-        vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-        vi.format = m_format.format;
-        vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        VkImageView view;
-        VK_CHECK(vkCreateImageView(dev, &vi, nullptr, &view));
-        m_views.emplace_back(view, [dev](VkImageView h) { vkDestroyImageView(dev, h, nullptr); });
-        VkFramebufferCreateInfo fi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-        fi.renderPass = m_render_pass;
-        fi.attachmentCount = 1;
-        fi.pAttachments = &view;
-        fi.width = ext.width;
-        fi.height = ext.height;
-        fi.layers = 1;
-        VkFramebuffer fb;
-        VK_CHECK(vkCreateFramebuffer(dev, &fi, nullptr, &fb));
-        m_framebuffers.emplace_back(fb, [dev](VkFramebuffer h) { vkDestroyFramebuffer(dev, h, nullptr); });
-        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-        VkSemaphore sem;
-        VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &sem));
-        m_rendered.emplace_back(sem, [dev](VkSemaphore h) { vkDestroySemaphore(dev, h, nullptr); });
-    }
-    if (m_can_grab) m_readback = Buffer(m_ctx, size_t(ext.width) * ext.height * 4, true);
-    m_need_recreate = false;
-    return true;
 }
 
 bool Renderer::render(ImDrawData* draw_data, Image* grab) {
@@ -219,19 +298,22 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     int fw, fh;
     glfwGetFramebufferSize(m_window, &fw, &fh);
     if (fw == 0 || fh == 0) return false;
-    if (m_need_recreate || uint32_t(fw) != m_extent.width || uint32_t(fh) != m_extent.height || !m_swapchain)
-        if (!create_swapchain()) return false;
+    if (m_need_recreate || uint32_t(fw) != m_extent.width || uint32_t(fh) != m_extent.height || m_images.empty())
+        if (!create_targets()) return false;
 
     Frame& f = m_frames[m_frame];
     VkFence fence = f.fence;
     VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
     uint32_t index = 0;
-    VkResult r = vkAcquireNextImageKHR(dev, m_swapchain, UINT64_MAX, f.acquired, VK_NULL_HANDLE, &index);
-    if (r == VK_ERROR_OUT_OF_DATE_KHR) {
-        m_need_recreate = true;
-        return false;
+    VkResult r = VK_SUCCESS;
+    if (!m_shm) {
+        r = vkAcquireNextImageKHR(dev, m_swapchain, UINT64_MAX, f.acquired, VK_NULL_HANDLE, &index);
+        if (r == VK_ERROR_OUT_OF_DATE_KHR) {
+            m_need_recreate = true;
+            return false;
+        }
+        if (r != VK_SUBOPTIMAL_KHR) VK_CHECK(r);
     }
-    if (r != VK_SUBOPTIMAL_KHR) VK_CHECK(r);
     VK_CHECK(vkResetFences(dev, 1, &fence));
     VK_CHECK(vkResetCommandPool(dev, f.pool, 0));
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -249,11 +331,11 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     ImGui_ImplVulkan_RenderDrawData(draw_data, f.cb);
     vkCmdEndRenderPass(f.cb);
     bool grabbing = grab && m_can_grab;
-    if (grabbing) {
+    if (grabbing || m_shm) {  // the rendered image into m_readback
         VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
         ib.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
         ib.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-        ib.oldLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+        ib.oldLayout = m_final_layout;
         ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         ib.image = m_images[index];
@@ -264,12 +346,14 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
         region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         region.imageExtent = {m_extent.width, m_extent.height, 1};
         vkCmdCopyImageToBuffer(f.cb, m_images[index], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_readback.get(), 1, &region);
-        ib.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-        ib.dstAccessMask = 0;
-        ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
-                             nullptr, 1, &ib);
+        if (!m_shm) {  // back for the present; the offscreen image starts UNDEFINED in every render pass
+            ib.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+            ib.dstAccessMask = 0;
+            ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+            vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr,
+                                 0, nullptr, 1, &ib);
+        }
         VkBufferMemoryBarrier bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
         bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -281,6 +365,18 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     }
     VK_CHECK(vkEndCommandBuffer(f.cb));
 
+    if (m_shm) {
+        // The queue is held only to submit; the frame goes to the X server from m_readback, without it.
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &f.cb;
+        {
+            std::lock_guard lk(m_ctx.queue_mutex());
+            VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
+        }
+        VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        m_shm->present(static_cast<const uint8_t*>(m_readback.mapped()), size_t(m_extent.width) * 4);
+    } else {
     VkSemaphore wait = f.acquired, signal = m_rendered[index];
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -313,6 +409,7 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
         m_need_recreate = true;
     else
         VK_CHECK(r);
+    }
     m_frame = (m_frame + 1) % k_frames;
 
     if (grabbing) {

@@ -1,10 +1,12 @@
 // Renderer: the window's swapchain, render pass and Dear ImGui Vulkan backend on the engine's device, plus readback.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "vk/buffer.h"
 #include "vk/context.h"
+#include "present_x11.h"
 
 struct GLFWwindow;
 struct ImDrawData;
@@ -30,6 +32,8 @@ public:
     bool can_grab() const { return m_can_grab; }
     int width() const { return int(m_extent.width); }
     int height() const { return int(m_extent.height); }
+    // How frames reach the window: "swapchain", or "X11 shared memory" (a CPU Vulkan driver on X11).
+    const char* present_path() const { return m_shm ? "X11 shared memory" : "swapchain"; }
 
 private:
     static constexpr int k_frames = 2;  // frames in flight
@@ -39,7 +43,9 @@ private:
         Handle<VkFence> fence;
         Handle<VkSemaphore> acquired;
     };
-    bool create_swapchain();  // false while the window has no area
+    bool create_targets();    // false while the window has no area
+    void create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& caps);
+    void create_offscreen(VkExtent2D ext);  // the X11 shared-memory path's one image
     void destroy_swapchain_images();
     void wait_queue_idle();
 
@@ -48,6 +54,12 @@ private:
     VkSurfaceFormatKHR m_format{};
     VkExtent2D m_extent{};
     VkPresentModeKHR m_present_mode = VK_PRESENT_MODE_FIFO_KHR;
+    // With a CPU driver on X11: frames are rendered into m_offscreen, copied to m_readback and put into the window
+    // by m_shm, so the queue that training shares is held only to submit (see present_x11.h).
+    std::unique_ptr<X11ShmPresenter> m_shm;
+    VkImageLayout m_final_layout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+    Handle<VkDeviceMemory> m_offscreen_memory;
+    Handle<VkImage> m_offscreen;
     bool m_can_grab = false;
     bool m_need_recreate = false;
     Handle<VkRenderPass> m_render_pass;

@@ -289,11 +289,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
             tt.set_autosave(autosave_min, k_autosave_path);
         }
         auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
-        // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second; while it
-        // trains unwatched (no input), drawing gets at most k_draw_share of the time, the CPU going to training.
+        // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it
+        // trains only with save-CPU on: off, the frame rate is held); while it trains unwatched (no input), drawing
+        // gets at most k_draw_share of the time, the CPU going to training.
         bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
         p.status.saving = false;
-        if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done))
+        if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done) && (p.controls.save_cpu || !snap.running))
             period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
         else if (user_idle && p.controls.save_cpu && snap.running) {
             const double k_draw_share = 0.15;

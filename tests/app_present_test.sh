@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What reaches the X server (Xvfb + openbox + xdotool), for both ways frames are presented: with a CPU Vulkan driver
+# the default puts them into the window through X11 shared memory (app/present_x11.h), ATTN_PRESENT=swapchain uses
+# the Vulkan swapchain. Each way: the window's pixels as the X server has them (ImageMagick `import`) match the app's
+# own F12 screenshot (same size; colours not swapped), they follow a resize, and the app quits cleanly with the
+# validation layer silent. An unknown ATTN_PRESENT is refused in one line.
+# Usage: app_present_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+for tool in xvfb-run openbox xdotool import compare convert; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb openbox xdotool imagemagick)"; exit 77; }
+done
+BIN=$(realpath "$BIN"); CORPUS=$(realpath "$CORPUS")
+DRIVER=$(realpath "$(dirname "$0")/window_driver.sh")
+export BIN CORPUS DRIVER
+timeout 400 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+    set -u
+    openbox >/dev/null 2>&1 &
+    sleep 1
+    work=$(mktemp -d)
+    trap "rm -rf \"$work\"" EXIT
+    cd "$work"
+    . "$DRIVER"
+
+    msg=$(ATTN_PRESENT=bogus "$BIN" --data "$CORPUS" 2>&1 >/dev/null); rc=$?
+    [ $rc -ne 0 ] && [[ "$msg" == *"ATTN_PRESENT=bogus"*swapchain* ]] ||
+        fail "ATTN_PRESENT=bogus: want a non-zero exit and a line naming the choices (got $rc: $msg)"
+
+    # server_matches_app W H LABEL: the window as the X server has it is W x H and matches an F12 screenshot
+    server_matches_app() {
+        rm -f attnlab_step*.png
+        key F12
+        wait_for_file() { local i; for ((i = 0; i < 100; i++)); do ls attnlab_step*.png >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
+        wait_for_file || fail "$3: F12 wrote no screenshot"
+        sleep 0.5
+        local app server
+        app=$(ls attnlab_step*.png | head -1)
+        import -window "$wid" server.png || fail "$3: import could not read the window"
+        local size
+        size=$(convert server.png -format "%wx%h" info:)
+        [ "$size" = "$1x$2" ] || fail "$3: the X server shows ${size}, the window is $1x$2"
+        [ "$(convert "$app" -format "%wx%h" info:)" = "$size" ] || fail "$3: the F12 screenshot is not ${size}"
+        local colours diff total
+        colours=$(convert server.png -format "%k" info:)
+        [ "$colours" -gt 50 ] || fail "$3: the window looks blank on the X server ($colours colours)"
+        # paused: the same picture but for counters (fps) in the status bar; swapped red/blue would differ everywhere
+        diff=$(compare -metric AE -fuzz 8% "$app" server.png null: 2>&1 | cut -d" " -f1)
+        total=$(( $1 * $2 ))
+        echo "$3: ${size}, $colours colours, $diff of $total pixels differ from the F12 screenshot"
+        [ "${diff%.*}" -le $(( total / 50 )) ] || fail "$3: the X server shows another picture than the app drew ($diff pixels differ)"
+        rm -f attnlab_step*.png server.png
+    }
+
+    for mode in default swapchain; do
+        if [ $mode = default ]; then unset ATTN_PRESENT; else export ATTN_PRESENT=$mode; fi
+        start $mode.out --eval-interval 50
+        wait_steps 30 || fail "$mode: the window did not train 30 steps within 60 s"
+        key space   # pause: a still picture
+        sleep 1
+        read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
+        server_matches_app "$W" "$H" "$mode"
+        xdotool windowsize --sync "$wid" 900 600 || fail "$mode: xdotool could not resize the window"
+        sleep 1.5
+        read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
+        [ "$W" -lt 1280 ] || fail "$mode: the window was not resized (${W}x${H})"
+        server_matches_app "$W" "$H" "$mode, resized"
+        kill -0 "$pid" 2>/dev/null || fail "$mode: attnlab died after the resize"
+        close_window
+        grep -q "\[validation\]" $mode.out && fail "$mode: validation messages"
+    done
+    unset ATTN_PRESENT
+    echo PASS
+'
