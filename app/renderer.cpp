@@ -19,25 +19,29 @@ static void imgui_check(VkResult r) {
     if (r != VK_SUCCESS) vk_fail(r, "Dear ImGui Vulkan backend", __FILE__, __LINE__);
 }
 
-Renderer::Renderer(Context& ctx, GLFWwindow* window) : m_ctx(ctx), m_window(window) {
-    VkDevice dev = ctx.device();
-    VkPhysicalDevice pd = ctx.physical();
+std::unique_ptr<X11ShmPresenter> choose_x11_shm(const Context& ctx, GLFWwindow* window) {
     const char* env = std::getenv("ATTN_PRESENT");
     bool want_shm = env && std::strcmp(env, "x11-shm") == 0;
     if (env && !want_shm && std::strcmp(env, "swapchain") != 0)
         throw Error(std::string("ATTN_PRESENT=") + env + " is not a present path: use swapchain or x11-shm");
-    if (want_shm || (!env && ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)) {
-        const char* why = "";
-        m_shm = X11ShmPresenter::create(window, &why);
-        int w = 0, h = 0;
-        glfwGetFramebufferSize(window, &w, &h);
-        if (m_shm && !m_shm->resize(std::max(w, 1), std::max(h, 1))) {
-            why = "the X server refused a shared-memory image";
-            m_shm.reset();
-        }
-        if (!m_shm && want_shm) throw Error(std::string("ATTN_PRESENT=x11-shm: ") + why);
-        if (!m_shm) std::fprintf(stderr, "attnlab: presenting through the swapchain (%s)\n", why);
+    if (!want_shm && (env || ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)) return nullptr;
+    const char* why = "";
+    auto shm = X11ShmPresenter::create(window, &why);
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    if (shm && !shm->resize(std::max(w, 1), std::max(h, 1))) {
+        why = "the X server refused a shared-memory image";
+        shm.reset();
     }
+    if (!shm && want_shm) throw Error(std::string("ATTN_PRESENT=x11-shm: ") + why);
+    if (!shm) std::fprintf(stderr, "attnlab: presenting through the swapchain (%s)\n", why);
+    return shm;
+}
+
+Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPresenter> shm)
+    : m_ctx(ctx), m_window(window), m_shm(std::move(shm)) {
+    VkDevice dev = ctx.device();
+    VkPhysicalDevice pd = ctx.physical();
     if (m_shm) {
         m_format = {VK_FORMAT_B8G8R8A8_UNORM, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR};  // BGRX: the X visual's byte order
         m_final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
@@ -320,7 +324,8 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VK_CHECK(vkBeginCommandBuffer(f.cb, &bi));
     VkClearValue clear{};
-    clear.color = {{0.06f, 0.06f, 0.07f, 1.0f}};
+    const ImVec4& bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // the panels draw no background of their own
+    clear.color = {{bg.x, bg.y, bg.z, 1.0f}};
     VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
     rbi.renderPass = m_render_pass;
     rbi.framebuffer = m_framebuffers[index];

@@ -19,9 +19,14 @@ struct Image {
     std::vector<uint8_t> rgba;
 };
 
+// The X11 shared-memory presenter when frames should take that path (a CPU Vulkan driver on X11, or
+// ATTN_PRESENT=x11-shm), else nullptr (the swapchain; ATTN_PRESENT=swapchain forces it). Throws on a bad ATTN_PRESENT.
+std::unique_ptr<X11ShmPresenter> choose_x11_shm(const Context& ctx, GLFWwindow* window);
+
 class Renderer {
 public:
-    Renderer(Context& ctx, GLFWwindow* window);
+    // With `shm`, frames go to the window through it; without, through a swapchain on ctx's surface.
+    Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPresenter> shm);
     ~Renderer();
     Renderer(const Renderer&) = delete;
     Renderer& operator=(const Renderer&) = delete;

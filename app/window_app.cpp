@@ -178,6 +178,7 @@ void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
     if (!rp.open) return;
     ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(vp->Size.x * 0.5f, vp->Size.y * 0.3f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(1.0f);  // over the panels, which draw no background
     ImGui::Begin("Resume?", nullptr,
                  ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                      ImGuiWindowFlags_NoMove);
@@ -215,9 +216,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     // An automated run must not show hover tooltips wherever the pointer happens to rest.
     if (o.exit_after_steps > 0) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
     ImGui::StyleColorsDark();
+    // The dashboard's panels tile the window: the frame is cleared to their background colour and they draw none of
+    // their own (floating windows and popups keep theirs). On a CPU driver that is ~40% less rasterising a frame.
+    ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 0;
     KeyPresses presses;
     ImGuiGlfwBackend glfw_backend(win, &presses);
-    Renderer renderer(ctx, win);
+    Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
     if (!o.metrics_path.empty() && !std::ofstream(o.metrics_path)) {
         std::fprintf(stderr, "error: cannot write --metrics file '%s': check the folder exists and is writable\n",
                      o.metrics_path.c_str());
