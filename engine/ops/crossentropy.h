@@ -29,7 +29,7 @@ inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses,
                                BufferRange logits, BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T,
                                uint32_t V) {
     CrossEntropyPush p{B, T, V};
-    pr.dispatch(kc.get("crossentropy_fused", 5, sizeof p), {logits, tokens, offsets, losses, dlogits}, p,
+    pr.dispatch(kc.get("crossentropy_fused", "tssss", sizeof p), {logits, tokens, offsets, losses, dlogits}, p,
                 uint64_t(B) * T);
 }
 
