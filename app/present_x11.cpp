@@ -54,7 +54,8 @@ std::unique_ptr<X11ShmPresenter> X11ShmPresenter::create(GLFWwindow* window, con
     }
     Window win = glfwGetX11Window(window);
     XWindowAttributes wa;
-    if (!XGetWindowAttributes(dpy, win, &wa) || (wa.depth != 24 && wa.depth != 32) || !wa.visual ||
+    // depth 24 only: a 32-bit (ARGB) visual would take ImGui's alpha channel as window transparency
+    if (!XGetWindowAttributes(dpy, win, &wa) || wa.depth != 24 || !wa.visual ||
         wa.visual->red_mask != 0xff0000 || wa.visual->green_mask != 0xff00 || wa.visual->blue_mask != 0xff) {
         *why = "the window's visual is not 24-bit true colour";
         return nullptr;
@@ -70,6 +71,7 @@ std::unique_ptr<X11ShmPresenter> X11ShmPresenter::create(GLFWwindow* window, con
 }
 
 X11ShmPresenter::~X11ShmPresenter() {
+    if (!m) return;
     release();
     if (m->gc) XFreeGC(m->dpy, m->gc);
 }
@@ -96,7 +98,7 @@ bool X11ShmPresenter::resize(int width, int height) {
     release();
     m->img = XShmCreateImage(m->dpy, m->visual, unsigned(m->depth), ZPixmap, nullptr, &m->shm, unsigned(width),
                              unsigned(height));
-    if (!m->img || m->img->bits_per_pixel != 32) {
+    if (!m->img || m->img->bits_per_pixel != 32 || m->img->byte_order != LSBFirst) {  // B, G, R, X in memory
         release();
         return false;
     }

@@ -15,7 +15,7 @@ namespace attn {
 class X11ShmPresenter {
 public:
     // nullptr when the window is not on X11, the server has no MIT-SHM (remote display), or its visual is not
-    // 24-bit true colour (BGRX in memory); `why` then says which.
+    // 24-bit true colour; `why` then says which.
     static std::unique_ptr<X11ShmPresenter> create(GLFWwindow* window, const char** why);
     ~X11ShmPresenter();
     X11ShmPresenter(const X11ShmPresenter&) = delete;
@@ -23,7 +23,8 @@ public:
 
     // (Re)allocates the shared image for a width x height frame; false if the server refuses it.
     bool resize(int width, int height);
-    // Copies a (height, width) BGRA frame with rows of `src_pitch` bytes into the window.
+    // Copies a (height, width) BGRA frame with rows of `src_pitch` bytes into the window (nothing after a failed
+    // resize).
     void present(const uint8_t* bgra, size_t src_pitch);
 
 private:

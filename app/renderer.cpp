@@ -21,6 +21,7 @@ static void imgui_check(VkResult r) {
 
 std::unique_ptr<X11ShmPresenter> choose_x11_shm(const Context& ctx, GLFWwindow* window) {
     const char* env = std::getenv("ATTN_PRESENT");
+    if (env && !*env) env = nullptr;
     bool want_shm = env && std::strcmp(env, "x11-shm") == 0;
     if (env && !want_shm && std::strcmp(env, "swapchain") != 0)
         throw Error(std::string("ATTN_PRESENT=") + env + " is not a present path: use swapchain or x11-shm");
@@ -83,19 +84,28 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
     sub.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
     sub.colorAttachmentCount = 1;
     sub.pColorAttachments = &ref;
-    VkSubpassDependency dep{};
+    VkSubpassDependency deps[2] = {};
+    VkSubpassDependency& dep = deps[0];
     dep.srcSubpass = VK_SUBPASS_EXTERNAL;
     dep.dstSubpass = 0;
     dep.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     dep.dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     dep.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    // the frame's pixels, final layout included, before the copy into the readback buffer (screenshots, X11 SHM)
+    VkSubpassDependency& out = deps[1];
+    out.srcSubpass = 0;
+    out.dstSubpass = VK_SUBPASS_EXTERNAL;
+    out.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    out.dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    out.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    out.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
     VkRenderPassCreateInfo rpi{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
     rpi.attachmentCount = 1;
     rpi.pAttachments = &att;
     rpi.subpassCount = 1;
     rpi.pSubpasses = &sub;
-    rpi.dependencyCount = 1;
-    rpi.pDependencies = &dep;
+    rpi.dependencyCount = 2;
+    rpi.pDependencies = deps;
     VkRenderPass rp;
     VK_CHECK(vkCreateRenderPass(dev, &rpi, nullptr, &rp));
     m_render_pass = Handle<VkRenderPass>(rp, [dev](VkRenderPass h) { vkDestroyRenderPass(dev, h, nullptr); });
@@ -228,8 +238,9 @@ bool Renderer::create_targets() {
 
 void Renderer::create_offscreen(VkExtent2D ext) {
     VkDevice dev = m_ctx.device();
-    if (!m_shm->resize(int(ext.width), int(ext.height)))
-        throw Error("the X server refused a shared-memory image for the resized window: run with ATTN_PRESENT=swapchain");
+    if (!m_shm->resize(int(ext.width), int(ext.height)))  // the run goes on (and autosaves); the window stays as it was
+        std::fprintf(stderr, "attnlab: the X server refused a %ux%u shared-memory image: the window is not redrawn at "
+                     "this size (resize it, or restart with ATTN_PRESENT=swapchain)\n", ext.width, ext.height);
     VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
     ii.imageType = VK_IMAGE_TYPE_2D;
     ii.format = m_format.format;
@@ -246,18 +257,21 @@ void Renderer::create_offscreen(VkExtent2D ext) {
     m_offscreen = Handle<VkImage>(img, [dev](VkImage h) { vkDestroyImage(dev, h, nullptr); });
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(dev, img, &req);
-    VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(m_ctx.physical(), &mp);
-    uint32_t type = UINT32_MAX;
-    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
-        if ((req.memoryTypeBits >> i) & 1) type = i;
+    uint32_t type = m_ctx.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type == UINT32_MAX) type = m_ctx.find_memory_type(req.memoryTypeBits, 0);
     if (type == UINT32_MAX) throw Error("no memory type for the window's image: check the Vulkan driver");
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = type;
     VkDeviceMemory mem;
     VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &mem));
-    m_offscreen_memory = Handle<VkDeviceMemory>(mem, [dev](VkDeviceMemory h) { vkFreeMemory(dev, h, nullptr); });
+    Context* ctx = &m_ctx;
+    int64_t bytes = int64_t(req.size);
+    ctx->track_allocation(bytes);
+    m_offscreen_memory = Handle<VkDeviceMemory>(mem, [dev, ctx, bytes](VkDeviceMemory h) {
+        vkFreeMemory(dev, h, nullptr);
+        ctx->track_allocation(-bytes);
+    });
     VK_CHECK(vkBindImageMemory(dev, img, mem, 0));
     m_images = {img};
 }

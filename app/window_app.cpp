@@ -109,9 +109,11 @@ std::string write_metrics(const std::vector<EvalPoint>& evals, const std::string
 void place(const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags extra = 0) {
     ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
     ImGui::SetNextWindowSize(size, ImGuiCond_Always);
+    // NoBringToFrontOnFocus: a clicked panel stays under the floating windows (Lab, Resume?), which it would
+    // otherwise cover (the panels draw no background of their own).
     ImGui::Begin(title, nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoSavedSettings | extra);
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus | extra);
 }
 
 // Lays the panels out over the whole window; returns true when a screenshot was asked for.
