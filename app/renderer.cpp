@@ -4,6 +4,7 @@
 #include "renderer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,9 +89,11 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
     VkSubpassDependency& dep = deps[0];
     dep.srcSubpass = VK_SUBPASS_EXTERNAL;
     dep.dstSubpass = 0;
-    dep.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    // (TRANSFER and READ: the last frame's copy out, and its pixels loaded by a partial redraw; the same in both
+    // render passes, as compatibility requires)
+    dep.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     dep.dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-    dep.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    dep.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
     // the frame's pixels, final layout included, before the copy into the readback buffer (screenshots, X11 SHM)
     VkSubpassDependency& out = deps[1];
     out.srcSubpass = 0;
@@ -109,6 +112,14 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
     VkRenderPass rp;
     VK_CHECK(vkCreateRenderPass(dev, &rpi, nullptr, &rp));
     m_render_pass = Handle<VkRenderPass>(rp, [dev](VkRenderPass h) { vkDestroyRenderPass(dev, h, nullptr); });
+    if (m_shm) {  // partial redraws keep the last frame: load it (compatible with m_render_pass: same attachment)
+        att.loadOp = VK_ATTACHMENT_LOAD_OP_LOAD;
+        att.initialLayout = m_final_layout;
+        VK_CHECK(vkCreateRenderPass(dev, &rpi, nullptr, &rp));
+        m_render_pass_load = Handle<VkRenderPass>(rp, [dev](VkRenderPass h) { vkDestroyRenderPass(dev, h, nullptr); });
+        const char* check = std::getenv("ATTN_CHECK_REDRAW");
+        m_check_redraw = check && std::strcmp(check, "1") == 0;
+    }
 
     for (auto& f : m_frames) {
         VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -162,6 +173,9 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
 }
 
 Renderer::~Renderer() {
+    if (m_check_redraw)
+        std::printf("attnlab: partial redraws checked against full ones: %llu frames, %llu differed\n",
+                    (unsigned long long)m_partial_frames, (unsigned long long)m_partial_mismatches);
     wait_queue_idle();
     if (m_imgui_ready) ImGui_ImplVulkan_Shutdown();
     destroy_swapchain_images();
@@ -201,6 +215,7 @@ bool Renderer::create_targets() {
     wait_queue_idle();
     destroy_swapchain_images();
     m_extent = ext;
+    m_prev_valid = false;  // a new image holds no frame yet
     if (m_shm) {
         create_offscreen(ext);
     } else {
@@ -311,6 +326,188 @@ void Renderer::create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& 
     VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, m_images.data()));
 }
 
+// FNV-1a over a list's vertices, indices and commands: equal hashes, the same pixels drawn
+static uint64_t hash_list(const ImDrawList* l) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](const void* p, size_t n) {
+        const uint8_t* b = static_cast<const uint8_t*>(p);
+        for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    };
+    mix(l->VtxBuffer.Data, size_t(l->VtxBuffer.Size) * sizeof(ImDrawVert));
+    mix(l->IdxBuffer.Data, size_t(l->IdxBuffer.Size) * sizeof(ImDrawIdx));
+    for (const ImDrawCmd& c : l->CmdBuffer) {
+        mix(&c.ClipRect, sizeof c.ClipRect);
+        mix(&c.TextureId, sizeof c.TextureId);
+        mix(&c.VtxOffset, sizeof c.VtxOffset);
+        mix(&c.IdxOffset, sizeof c.IdxOffset);
+        mix(&c.ElemCount, sizeof c.ElemCount);
+        mix(&c.UserCallback, sizeof c.UserCallback);
+    }
+    return h;
+}
+
+static bool overlap(const VkRect2D& a, const VkRect2D& b) {
+    return a.offset.x < b.offset.x + int32_t(b.extent.width) && b.offset.x < a.offset.x + int32_t(a.extent.width) &&
+           a.offset.y < b.offset.y + int32_t(b.extent.height) && b.offset.y < a.offset.y + int32_t(a.extent.height);
+}
+
+static VkRect2D unite(const VkRect2D& a, const VkRect2D& b) {
+    if (!a.extent.width || !a.extent.height) return b;
+    if (!b.extent.width || !b.extent.height) return a;
+    int32_t x0 = std::min(a.offset.x, b.offset.x), y0 = std::min(a.offset.y, b.offset.y);
+    int32_t x1 = std::max(a.offset.x + int32_t(a.extent.width), b.offset.x + int32_t(b.extent.width));
+    int32_t y1 = std::max(a.offset.y + int32_t(a.extent.height), b.offset.y + int32_t(b.extent.height));
+    return {{x0, y0}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}};
+}
+
+bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::vector<VkClearRect>& clear) {
+    // This frame's lists: owner, hash, and the pixels their clip rectangles allow (all a list can touch)
+    std::vector<ListKey> cur(size_t(dd->CmdListsCount));
+    ImVec2 off = dd->DisplayPos, scale = dd->FramebufferScale;
+    for (int i = 0; i < dd->CmdListsCount; i++) {
+        const ImDrawList* l = dd->CmdLists[i];
+        cur[i].owner = l->_OwnerName ? l->_OwnerName : "";
+        cur[i].hash = hash_list(l);
+        VkRect2D r{};
+        for (const ImDrawCmd& c : l->CmdBuffer) {
+            float x0 = std::floor((c.ClipRect.x - off.x) * scale.x), y0 = std::floor((c.ClipRect.y - off.y) * scale.y);
+            float x1 = std::ceil((c.ClipRect.z - off.x) * scale.x), y1 = std::ceil((c.ClipRect.w - off.y) * scale.y);
+            x0 = std::max(x0, 0.0f), y0 = std::max(y0, 0.0f);
+            x1 = std::min(x1, float(m_extent.width)), y1 = std::min(y1, float(m_extent.height));
+            if (x1 <= x0 || y1 <= y0) continue;
+            r = unite(r, {{int32_t(x0), int32_t(y0)}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}});
+        }
+        cur[i].rect = r;
+    }
+    bool partial = m_prev_valid && m_prev.size() == cur.size();
+    for (size_t i = 0; partial && i < cur.size(); i++) partial = cur[i].owner == m_prev[i].owner;
+    draw.clear();
+    clear.clear();
+    if (partial) {
+        // changed lists, then every list overlapping a rectangle to be cleared, until nothing more joins
+        std::vector<char> in(cur.size(), 0);
+        std::vector<VkRect2D> region;
+        for (size_t i = 0; i < cur.size(); i++)
+            if (cur[i].hash != m_prev[i].hash) {
+                in[i] = 1;
+                region.push_back(unite(cur[i].rect, m_prev[i].rect));
+            }
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (size_t j = 0; j < cur.size(); j++) {
+                if (in[j] || !cur[j].rect.extent.width) continue;
+                for (const VkRect2D& r : region)
+                    if (overlap(cur[j].rect, r)) {
+                        in[j] = 1;
+                        region.push_back(cur[j].rect);
+                        grew = true;
+                        break;
+                    }
+            }
+        }
+        for (size_t i = 0; i < cur.size(); i++)
+            if (in[i]) draw.push_back(int(i));
+        for (const VkRect2D& r : region)
+            if (r.extent.width && r.extent.height) clear.push_back({r, 0, 1});
+    }
+    m_prev = std::move(cur);
+    m_prev_valid = true;
+    return partial;
+}
+
+// Draws `dd` into the frame (all of it from a clear, or with `draw`: only those lists, over the kept frame with the
+// `clear` rectangles cleared first), then with copy_out the frame into m_readback.
+void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<int>* draw,
+                            const std::vector<VkClearRect>* clear, bool copy_out, uint32_t index) {
+    VkClearValue bg_clear{};
+    const ImVec4& bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // the panels draw no background of their own
+    bg_clear.color = {{bg.x, bg.y, bg.z, 1.0f}};
+    VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+    rbi.renderPass = draw ? m_render_pass_load : m_render_pass;
+    rbi.framebuffer = m_framebuffers[index];
+    rbi.renderArea.extent = m_extent;
+    rbi.clearValueCount = 1;
+    rbi.pClearValues = &bg_clear;
+    vkCmdBeginRenderPass(cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+    if (!draw) {
+        ImGui_ImplVulkan_RenderDrawData(dd, cb);
+    } else if (!draw->empty()) {
+        if (!clear->empty()) {
+            VkClearAttachment ca{VK_IMAGE_ASPECT_COLOR_BIT, 0, bg_clear};
+            vkCmdClearAttachments(cb, 1, &ca, uint32_t(clear->size()), clear->data());
+        }
+        std::vector<ImDrawList*> lists;
+        ImDrawData part = *dd;
+        part.TotalVtxCount = part.TotalIdxCount = 0;
+        for (int i : *draw) {
+            lists.push_back(dd->CmdLists[i]);
+            part.TotalVtxCount += dd->CmdLists[i]->VtxBuffer.Size;
+            part.TotalIdxCount += dd->CmdLists[i]->IdxBuffer.Size;
+        }
+        part.CmdLists = lists.data();
+        part.CmdListsCount = int(lists.size());
+        ImGui_ImplVulkan_RenderDrawData(&part, cb);
+    }
+    vkCmdEndRenderPass(cb);
+    if (copy_out) {  // the rendered image into m_readback
+        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+        ib.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+        ib.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        ib.oldLayout = m_final_layout;
+        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        ib.image = m_images[index];
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr,
+                             0, nullptr, 1, &ib);
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {m_extent.width, m_extent.height, 1};
+        vkCmdCopyImageToBuffer(cb, m_images[index], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_readback.get(), 1, &region);
+        if (!m_shm) {  // back for the present
+            ib.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+            ib.dstAccessMask = 0;
+            ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+            vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr,
+                                 0, nullptr, 1, &ib);
+        }
+        VkBufferMemoryBarrier bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+        bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        bb.buffer = m_readback.get();
+        bb.size = VK_WHOLE_SIZE;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0,
+                             nullptr);
+    }
+}
+
+void Renderer::check_partial(ImDrawData* dd, Frame& f) {
+    VkDevice dev = m_ctx.device();
+    size_t bytes = size_t(m_extent.width) * m_extent.height * 4;
+    std::vector<uint8_t> part(bytes);
+    std::memcpy(part.data(), m_readback.mapped(), bytes);
+    VK_CHECK(vkResetCommandPool(dev, f.pool, 0));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VK_CHECK(vkBeginCommandBuffer(f.cb, &bi));
+    record_frame(f.cb, dd, nullptr, nullptr, true, 0);
+    VK_CHECK(vkEndCommandBuffer(f.cb));
+    VkFence fence = f.fence;
+    VK_CHECK(vkResetFences(dev, 1, &fence));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &f.cb;
+    {
+        std::lock_guard lk(m_ctx.queue_mutex());
+        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
+    }
+    VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+    m_partial_frames++;
+    if (std::memcmp(part.data(), m_readback.mapped(), bytes) != 0) m_partial_mismatches++;
+}
+
 bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     VkDevice dev = m_ctx.device();
     int fw, fh;
@@ -337,51 +534,11 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VK_CHECK(vkBeginCommandBuffer(f.cb, &bi));
-    VkClearValue clear{};
-    const ImVec4& bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // the panels draw no background of their own
-    clear.color = {{bg.x, bg.y, bg.z, 1.0f}};
-    VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-    rbi.renderPass = m_render_pass;
-    rbi.framebuffer = m_framebuffers[index];
-    rbi.renderArea.extent = m_extent;
-    rbi.clearValueCount = 1;
-    rbi.pClearValues = &clear;
-    vkCmdBeginRenderPass(f.cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-    ImGui_ImplVulkan_RenderDrawData(draw_data, f.cb);
-    vkCmdEndRenderPass(f.cb);
     bool grabbing = grab && m_can_grab;
-    if (grabbing || m_shm) {  // the rendered image into m_readback
-        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-        ib.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-        ib.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-        ib.oldLayout = m_final_layout;
-        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        ib.image = m_images[index];
-        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr,
-                             0, nullptr, 1, &ib);
-        VkBufferImageCopy region{};
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {m_extent.width, m_extent.height, 1};
-        vkCmdCopyImageToBuffer(f.cb, m_images[index], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_readback.get(), 1, &region);
-        if (!m_shm) {  // back for the present; the offscreen image starts UNDEFINED in every render pass
-            ib.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-            ib.dstAccessMask = 0;
-            ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-            ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-            vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr,
-                                 0, nullptr, 1, &ib);
-        }
-        VkBufferMemoryBarrier bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-        bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        bb.buffer = m_readback.get();
-        bb.size = VK_WHOLE_SIZE;
-        vkCmdPipelineBarrier(f.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0,
-                             nullptr);
-    }
+    std::vector<int> draw;
+    std::vector<VkClearRect> clear;
+    bool partial = m_shm && plan_redraw(draw_data, draw, clear);
+    record_frame(f.cb, draw_data, partial ? &draw : nullptr, partial ? &clear : nullptr, grabbing || m_shm, index);
     VK_CHECK(vkEndCommandBuffer(f.cb));
 
     if (m_shm) {
@@ -394,6 +551,7 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
             VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
         }
         VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        if (partial && m_check_redraw) check_partial(draw_data, f);
         m_shm->present(static_cast<const uint8_t*>(m_readback.mapped()), size_t(m_extent.width) * 4);
     } else {
     VkSemaphore wait = f.acquired, signal = m_rendered[index];

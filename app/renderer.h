@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vk/buffer.h"
@@ -48,6 +49,7 @@ private:
         Handle<VkFence> fence;
         Handle<VkSemaphore> acquired;
     };
+    void check_partial(ImDrawData* dd, Frame& f);  // ATTN_CHECK_REDRAW: the partial frame against a full one
     bool create_targets();    // false while the window has no area
     void create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& caps);
     void create_offscreen(VkExtent2D ext);  // the X11 shared-memory path's one image
@@ -65,6 +67,23 @@ private:
     VkImageLayout m_final_layout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
     Handle<VkDeviceMemory> m_offscreen_memory;
     Handle<VkImage> m_offscreen;
+    // Partial redraw (X11 SHM path only: its one image keeps the last frame): the draw lists whose vertices,
+    // indices or commands changed are drawn again over their cleared rectangles, with every list overlapping those;
+    // the rest of the frame is kept. m_prev: last frame's lists, invalid after a resize.
+    struct ListKey {
+        std::string owner;
+        uint64_t hash;
+        VkRect2D rect;  // union of the list's clip rectangles, in pixels
+    };
+    std::vector<ListKey> m_prev;
+    bool m_prev_valid = false;
+    bool m_check_redraw = false;  // ATTN_CHECK_REDRAW=1: each partial frame compared with a full redraw (tests)
+    uint64_t m_partial_frames = 0, m_partial_mismatches = 0;
+    Handle<VkRenderPass> m_render_pass_load;  // LOAD instead of CLEAR: compatible with m_render_pass
+    // Which lists of `dd` to draw and which rectangles to clear first; false: the whole frame from a clear.
+    bool plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::vector<VkClearRect>& clear);
+    void record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<int>* draw,
+                      const std::vector<VkClearRect>* clear, bool copy_out, uint32_t index);
     bool m_can_grab = false;
     bool m_need_recreate = false;
     Handle<VkRenderPass> m_render_pass;

@@ -4,7 +4,9 @@
 # default run must then take), ATTN_PRESENT=swapchain uses the Vulkan swapchain. Each way: the window's pixels as the
 # X server has them (ImageMagick `import`) match the app's own F12 screenshot (same size; a coloured area with red
 # and blue swapped would not), they follow a resize, and the app quits cleanly with the validation layer silent. An
-# unknown ATTN_PRESENT is refused in one line.
+# unknown ATTN_PRESENT is refused in one line. In the x11-shm run every partial redraw (only the panels that changed are
+# drawn again) is compared with a full redraw of the same frame (ATTN_CHECK_REDRAW=1), through training, pausing, the
+# pointer's tooltips, the Lab opening and closing, and a resize: not one may differ.
 # Usage: app_present_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -56,8 +58,16 @@ timeout 400 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 
     for mode in default x11-shm swapchain; do
         if [ $mode = default ]; then unset ATTN_PRESENT; else export ATTN_PRESENT=$mode; fi
+        if [ $mode = x11-shm ]; then export ATTN_CHECK_REDRAW=1; else unset ATTN_CHECK_REDRAW; fi
         start $mode.out --eval-interval 50
         wait_steps 30 || fail "$mode: the window did not train 30 steps within 60 s"
+        if [ $mode = x11-shm ]; then   # tooltips and the Lab over the panels, then gone again
+            for xy in "60 360" "200 540" "400 70" "700 600" "1000 200" "640 790"; do
+                xdotool mousemove --window "$wid" $xy; sleep 0.4
+            done
+            key l; sleep 1.5; key l; sleep 0.5
+            xdotool mousemove --window "$wid" 5 5; sleep 1.6   # nothing hovered, tooltips closed
+        fi
         key space   # pause: a still picture
         sleep 1
         read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
@@ -70,6 +80,13 @@ timeout 400 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
         kill -0 "$pid" 2>/dev/null || fail "$mode: attnlab died after the resize"
         close_window
         grep -q "\[validation\]" $mode.out && fail "$mode: validation messages"
+        if [ $mode = x11-shm ]; then
+            line=$(grep "partial redraws checked" $mode.out) || fail "x11-shm: no partial-redraw check line"
+            echo "$line"
+            read -r n bad <<<"$(sed -E "s/.*: ([0-9]+) frames, ([0-9]+) differed.*/\1 \2/" <<<"$line")"
+            [ "$n" -ge 20 ] || fail "x11-shm: only $n partial redraws were checked"
+            [ "$bad" -eq 0 ] || fail "x11-shm: $bad partial redraws differ from a full redraw"
+        fi
         if [ $mode = default ] && grep -q "^device: llvmpipe" $mode.out; then
             grep "presenting through the swapchain" $mode.out && fail "default: lavapipe should present through X11 shared memory"
         fi
