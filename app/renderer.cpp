@@ -119,6 +119,8 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
         m_render_pass_load = Handle<VkRenderPass>(rp, [dev](VkRenderPass h) { vkDestroyRenderPass(dev, h, nullptr); });
         const char* check = std::getenv("ATTN_CHECK_REDRAW");
         m_check_redraw = check && std::strcmp(check, "1") == 0;
+        const char* full = std::getenv("ATTN_FULL_REDRAW");  // every frame drawn whole (to compare, or if in doubt)
+        m_partial_redraw = !(full && std::strcmp(full, "1") == 0);
     }
 
     for (auto& f : m_frames) {
@@ -174,8 +176,9 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
 
 Renderer::~Renderer() {
     if (m_check_redraw)
-        std::printf("attnlab: partial redraws checked against full ones: %llu frames, %llu differed\n",
-                    (unsigned long long)m_partial_frames, (unsigned long long)m_partial_mismatches);
+        std::printf("attnlab: partial redraws checked against full ones: %llu frames, %llu differed (%.0f%% of the "
+                    "area drawn again on average)\n", (unsigned long long)m_partial_frames,
+                    (unsigned long long)m_partial_mismatches, 100 * m_cleared_share / std::max<uint64_t>(m_partial_frames, 1));
     wait_queue_idle();
     if (m_imgui_ready) ImGui_ImplVulkan_Shutdown();
     destroy_swapchain_images();
@@ -351,6 +354,23 @@ static bool overlap(const VkRect2D& a, const VkRect2D& b) {
            a.offset.y < b.offset.y + int32_t(b.extent.height) && b.offset.y < a.offset.y + int32_t(a.extent.height);
 }
 
+// Appends a minus b as up to four rectangles (above, below, left, right of b).
+static void subtract(const VkRect2D& a, const VkRect2D& b, std::vector<VkRect2D>& out) {
+    if (!overlap(a, b)) {
+        out.push_back(a);
+        return;
+    }
+    int32_t ax0 = a.offset.x, ay0 = a.offset.y, ax1 = ax0 + int32_t(a.extent.width), ay1 = ay0 + int32_t(a.extent.height);
+    int32_t bx0 = b.offset.x, by0 = b.offset.y, bx1 = bx0 + int32_t(b.extent.width), by1 = by0 + int32_t(b.extent.height);
+    auto put = [&out](int32_t x0, int32_t y0, int32_t x1, int32_t y1) {
+        if (x1 > x0 && y1 > y0) out.push_back({{x0, y0}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}});
+    };
+    put(ax0, ay0, ax1, by0);                                   // above
+    put(ax0, by1, ax1, ay1);                                   // below
+    put(ax0, std::max(ay0, by0), bx0, std::min(ay1, by1));     // left
+    put(bx1, std::max(ay0, by0), ax1, std::min(ay1, by1));     // right
+}
+
 static VkRect2D unite(const VkRect2D& a, const VkRect2D& b) {
     if (!a.extent.width || !a.extent.height) return b;
     if (!b.extent.width || !b.extent.height) return a;
@@ -360,8 +380,9 @@ static VkRect2D unite(const VkRect2D& a, const VkRect2D& b) {
     return {{x0, y0}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}};
 }
 
-bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::vector<VkClearRect>& clear) {
-    // This frame's lists: owner, hash, and the pixels their clip rectangles allow (all a list can touch)
+bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<DrawItem>& draw, std::vector<VkClearRect>& clear) {
+    // This frame's lists: owner, hash, and a rectangle holding every pixel the list can touch: its clip rectangles'
+    // union ...
     std::vector<ListKey> cur(size_t(dd->CmdListsCount));
     ImVec2 off = dd->DisplayPos, scale = dd->FramebufferScale;
     for (int i = 0; i < dd->CmdListsCount; i++) {
@@ -377,38 +398,48 @@ bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::ve
             if (x1 <= x0 || y1 <= y0) continue;
             r = unite(r, {{int32_t(x0), int32_t(y0)}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}});
         }
-        cur[i].rect = r;
+        // ... within the bounding box of its vertices (a window's clip rectangles may span the whole display)
+        float vx0 = 1e30f, vy0 = 1e30f, vx1 = -1e30f, vy1 = -1e30f;
+        for (const ImDrawVert& v : l->VtxBuffer) {
+            vx0 = std::min(vx0, v.pos.x), vy0 = std::min(vy0, v.pos.y);
+            vx1 = std::max(vx1, v.pos.x), vy1 = std::max(vy1, v.pos.y);
+        }
+        int32_t bx0 = int32_t(std::max(std::floor((vx0 - off.x) * scale.x), float(r.offset.x)));
+        int32_t by0 = int32_t(std::max(std::floor((vy0 - off.y) * scale.y), float(r.offset.y)));
+        int32_t bx1 = int32_t(std::min(std::ceil((vx1 - off.x) * scale.x), float(r.offset.x + int32_t(r.extent.width))));
+        int32_t by1 = int32_t(std::min(std::ceil((vy1 - off.y) * scale.y), float(r.offset.y + int32_t(r.extent.height))));
+        cur[i].rect = bx1 > bx0 && by1 > by0 ? VkRect2D{{bx0, by0}, {uint32_t(bx1 - bx0), uint32_t(by1 - by0)}} : VkRect2D{};
     }
     bool partial = m_prev_valid && m_prev.size() == cur.size();
     for (size_t i = 0; partial && i < cur.size(); i++) partial = cur[i].owner == m_prev[i].owner;
     draw.clear();
     clear.clear();
     if (partial) {
-        // changed lists, then every list overlapping a rectangle to be cleared, until nothing more joins
-        std::vector<char> in(cur.size(), 0);
+        // Cleared: the old and new rectangles of every changed list, cut into rectangles that do not overlap (a list
+        // drawn clipped to two overlapping rectangles would blend twice where they meet).
         std::vector<VkRect2D> region;
         for (size_t i = 0; i < cur.size(); i++)
             if (cur[i].hash != m_prev[i].hash) {
-                in[i] = 1;
-                region.push_back(unite(cur[i].rect, m_prev[i].rect));
+                std::vector<VkRect2D> add{unite(cur[i].rect, m_prev[i].rect)};
+                for (const VkRect2D& have : region) {
+                    std::vector<VkRect2D> rest;
+                    for (const VkRect2D& r : add) subtract(r, have, rest);
+                    add.swap(rest);
+                }
+                for (const VkRect2D& r : add)
+                    if (r.extent.width && r.extent.height) region.push_back(r);
             }
-        for (bool grew = true; grew;) {
-            grew = false;
-            for (size_t j = 0; j < cur.size(); j++) {
-                if (in[j] || !cur[j].rect.extent.width) continue;
-                for (const VkRect2D& r : region)
-                    if (overlap(cur[j].rect, r)) {
-                        in[j] = 1;
-                        region.push_back(cur[j].rect);
-                        grew = true;
-                        break;
-                    }
+        // In order: a changed list whole (it lies inside the region); an unchanged one clipped to each cleared
+        // rectangle it touches (its pixels outside them are still in the frame).
+        for (size_t i = 0; i < cur.size(); i++) {
+            if (cur[i].hash != m_prev[i].hash) {
+                draw.push_back({int(i), false, {}});
+                continue;
             }
+            for (const VkRect2D& r : region)
+                if (overlap(cur[i].rect, r)) draw.push_back({int(i), true, r});
         }
-        for (size_t i = 0; i < cur.size(); i++)
-            if (in[i]) draw.push_back(int(i));
-        for (const VkRect2D& r : region)
-            if (r.extent.width && r.extent.height) clear.push_back({r, 0, 1});
+        for (const VkRect2D& r : region) clear.push_back({r, 0, 1});
     }
     m_prev = std::move(cur);
     m_prev_valid = true;
@@ -417,7 +448,7 @@ bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::ve
 
 // Draws `dd` into the frame (all of it from a clear, or with `draw`: only those lists, over the kept frame with the
 // `clear` rectangles cleared first), then with copy_out the frame into m_readback.
-void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<int>* draw,
+void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<DrawItem>* draw,
                             const std::vector<VkClearRect>* clear, bool copy_out, uint32_t index) {
     VkClearValue bg_clear{};
     const ImVec4& bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];  // the panels draw no background of their own
@@ -437,12 +468,25 @@ void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vecto
             vkCmdClearAttachments(cb, 1, &ca, uint32_t(clear->size()), clear->data());
         }
         std::vector<ImDrawList*> lists;
+        std::vector<std::unique_ptr<ImDrawList, void (*)(ImDrawList*)>> clones;  // clipped copies, freed once recorded
         ImDrawData part = *dd;
         part.TotalVtxCount = part.TotalIdxCount = 0;
-        for (int i : *draw) {
-            lists.push_back(dd->CmdLists[i]);
-            part.TotalVtxCount += dd->CmdLists[i]->VtxBuffer.Size;
-            part.TotalIdxCount += dd->CmdLists[i]->IdxBuffer.Size;
+        for (const DrawItem& it : *draw) {
+            ImDrawList* l = dd->CmdLists[it.list];
+            if (it.clipped) {  // the list's clip rectangles cut down to the cleared rectangle (display coordinates)
+                clones.emplace_back(l->CloneOutput(), [](ImDrawList* c) { IM_DELETE(c); });
+                l = clones.back().get();
+                ImVec2 off = dd->DisplayPos, scale = dd->FramebufferScale;
+                float x0 = it.clip.offset.x / scale.x + off.x, y0 = it.clip.offset.y / scale.y + off.y;
+                float x1 = (it.clip.offset.x + float(it.clip.extent.width)) / scale.x + off.x;
+                float y1 = (it.clip.offset.y + float(it.clip.extent.height)) / scale.y + off.y;
+                for (ImDrawCmd& c : l->CmdBuffer)  // an empty result is skipped by the backend
+                    c.ClipRect = ImVec4(std::max(c.ClipRect.x, x0), std::max(c.ClipRect.y, y0), std::min(c.ClipRect.z, x1),
+                                        std::min(c.ClipRect.w, y1));
+            }
+            lists.push_back(l);
+            part.TotalVtxCount += l->VtxBuffer.Size;
+            part.TotalIdxCount += l->IdxBuffer.Size;
         }
         part.CmdLists = lists.data();
         part.CmdListsCount = int(lists.size());
@@ -535,9 +579,9 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VK_CHECK(vkBeginCommandBuffer(f.cb, &bi));
     bool grabbing = grab && m_can_grab;
-    std::vector<int> draw;
+    std::vector<DrawItem> draw;
     std::vector<VkClearRect> clear;
-    bool partial = m_shm && plan_redraw(draw_data, draw, clear);
+    bool partial = m_shm && m_partial_redraw && plan_redraw(draw_data, draw, clear);
     record_frame(f.cb, draw_data, partial ? &draw : nullptr, partial ? &clear : nullptr, grabbing || m_shm, index);
     VK_CHECK(vkEndCommandBuffer(f.cb));
 
@@ -551,7 +595,12 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
             VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
         }
         VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-        if (partial && m_check_redraw) check_partial(draw_data, f);
+        if (partial && m_check_redraw) {
+            double area = 0;
+            for (const VkClearRect& c : clear) area += double(c.rect.extent.width) * c.rect.extent.height;
+            m_cleared_share += std::min(1.0, area / (double(m_extent.width) * m_extent.height));
+            check_partial(draw_data, f);
+        }
         m_shm->present(static_cast<const uint8_t*>(m_readback.mapped()), size_t(m_extent.width) * 4);
     } else {
     VkSemaphore wait = f.acquired, signal = m_rendered[index];

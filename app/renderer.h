@@ -68,8 +68,8 @@ private:
     Handle<VkDeviceMemory> m_offscreen_memory;
     Handle<VkImage> m_offscreen;
     // Partial redraw (X11 SHM path only: its one image keeps the last frame): the draw lists whose vertices,
-    // indices or commands changed are drawn again over their cleared rectangles, with every list overlapping those;
-    // the rest of the frame is kept. m_prev: last frame's lists, invalid after a resize.
+    // indices or commands changed are drawn again over their cleared rectangles, and every other list clipped to
+    // those rectangles; the rest of the frame is kept. m_prev: last frame's lists, invalid after a resize.
     struct ListKey {
         std::string owner;
         uint64_t hash;
@@ -77,12 +77,19 @@ private:
     };
     std::vector<ListKey> m_prev;
     bool m_prev_valid = false;
+    bool m_partial_redraw = false;  // ATTN_FULL_REDRAW=1 turns it off
     bool m_check_redraw = false;  // ATTN_CHECK_REDRAW=1: each partial frame compared with a full redraw (tests)
     uint64_t m_partial_frames = 0, m_partial_mismatches = 0;
+    double m_cleared_share = 0;  // sum over checked frames of the cleared share of the frame (rectangles may overlap)
     Handle<VkRenderPass> m_render_pass_load;  // LOAD instead of CLEAR: compatible with m_render_pass
-    // Which lists of `dd` to draw and which rectangles to clear first; false: the whole frame from a clear.
-    bool plan_redraw(const ImDrawData* dd, std::vector<int>& draw, std::vector<VkClearRect>& clear);
-    void record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<int>* draw,
+    struct DrawItem {
+        int list;       // index in the frame's ImDrawData
+        bool clipped;   // drawn only inside `clip` (an unchanged list under a cleared rectangle), else whole
+        VkRect2D clip;  // pixels
+    };
+    // What of `dd` to draw, in order, and which rectangles to clear first; false: the whole frame from a clear.
+    bool plan_redraw(const ImDrawData* dd, std::vector<DrawItem>& draw, std::vector<VkClearRect>& clear);
+    void record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vector<DrawItem>* draw,
                       const std::vector<VkClearRect>* clear, bool copy_out, uint32_t index);
     bool m_can_grab = false;
     bool m_need_recreate = false;
