@@ -527,6 +527,18 @@ void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vecto
     }
 }
 
+void Renderer::submit_and_wait(Frame& f) {
+    VkFence fence = f.fence;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &f.cb;
+    {
+        std::lock_guard lk(m_ctx.queue_mutex());
+        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
+    }
+    VK_CHECK(vkWaitForFences(m_ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX));
+}
+
 void Renderer::check_partial(ImDrawData* dd, Frame& f) {
     VkDevice dev = m_ctx.device();
     size_t bytes = size_t(m_extent.width) * m_extent.height * 4;
@@ -540,14 +552,7 @@ void Renderer::check_partial(ImDrawData* dd, Frame& f) {
     VK_CHECK(vkEndCommandBuffer(f.cb));
     VkFence fence = f.fence;
     VK_CHECK(vkResetFences(dev, 1, &fence));
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &f.cb;
-    {
-        std::lock_guard lk(m_ctx.queue_mutex());
-        VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
-    }
-    VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+    submit_and_wait(f);
     m_partial_frames++;
     if (std::memcmp(part.data(), m_readback.mapped(), bytes) != 0) m_partial_mismatches++;
 }
@@ -587,14 +592,7 @@ bool Renderer::render(ImDrawData* draw_data, Image* grab) {
 
     if (m_shm) {
         // The queue is held only to submit; the frame goes to the X server from m_readback, without it.
-        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-        si.commandBufferCount = 1;
-        si.pCommandBuffers = &f.cb;
-        {
-            std::lock_guard lk(m_ctx.queue_mutex());
-            VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, fence));
-        }
-        VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        submit_and_wait(f);
         if (partial && m_check_redraw) {
             double area = 0;
             for (const VkClearRect& c : clear) area += double(c.rect.extent.width) * c.rect.extent.height;

@@ -49,6 +49,7 @@ private:
         Handle<VkFence> fence;
         Handle<VkSemaphore> acquired;
     };
+    void submit_and_wait(Frame& f);  // f.cb with f.fence (reset), the queue's lock held only to submit
     void check_partial(ImDrawData* dd, Frame& f);  // ATTN_CHECK_REDRAW: the partial frame against a full one
     bool create_targets();    // false while the window has no area
     void create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& caps);
