@@ -95,6 +95,7 @@ void X11ShmPresenter::release() {
 }
 
 bool X11ShmPresenter::resize(int width, int height) {
+    if (m->attached && width == m->w && height == m->h) return true;  // the start-up probe's image, reused
     release();
     m->img = XShmCreateImage(m->dpy, m->visual, unsigned(m->depth), ZPixmap, nullptr, &m->shm, unsigned(width),
                              unsigned(height));

@@ -38,8 +38,6 @@ public:
     bool can_grab() const { return m_can_grab; }
     int width() const { return int(m_extent.width); }
     int height() const { return int(m_extent.height); }
-    // How frames reach the window: "swapchain", or "X11 shared memory" (a CPU Vulkan driver on X11).
-    const char* present_path() const { return m_shm ? "X11 shared memory" : "swapchain"; }
 
 private:
     static constexpr int k_frames = 2;  // frames in flight

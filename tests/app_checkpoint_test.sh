@@ -7,20 +7,8 @@
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
-for tool in xvfb-run openbox xdotool; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb openbox xdotool)"; exit 77; }
-done
-BIN=$(realpath "$BIN"); CORPUS=$(realpath "$CORPUS")
-DRIVER=$(realpath "$(dirname "$0")/window_driver.sh")
-export BIN CORPUS DRIVER
-timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
-    set -u
-    openbox >/dev/null 2>&1 &
-    sleep 1
-    work=$(mktemp -d)
-    trap "rm -rf \"$work\"" EXIT
-    cd "$work"
-    . "$DRIVER"
+. "$(dirname "$0")/window_session.sh"
+window_session 300 "" '
 
     # --- first run: no autosave yet, so no prompt ---
     start one.out --eval-interval 100 --autosave 0.05 --checkpoint "$work/manual.safetensors"

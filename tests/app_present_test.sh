@@ -11,20 +11,8 @@
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
-for tool in xvfb-run openbox xdotool import compare convert; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb openbox xdotool imagemagick)"; exit 77; }
-done
-BIN=$(realpath "$BIN"); CORPUS=$(realpath "$CORPUS")
-DRIVER=$(realpath "$(dirname "$0")/window_driver.sh")
-export BIN CORPUS DRIVER
-timeout 400 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
-    set -u
-    openbox >/dev/null 2>&1 &
-    sleep 1
-    work=$(mktemp -d)
-    trap "rm -rf \"$work\"" EXIT
-    cd "$work"
-    . "$DRIVER"
+. "$(dirname "$0")/window_session.sh"
+window_session 400 "import compare convert" '
 
     msg=$(ATTN_PRESENT=bogus timeout 60 "$BIN" --data "$CORPUS" 2>&1 >/dev/null); rc=$?
     [ $rc -ne 0 ] && [[ "$msg" == *"ATTN_PRESENT=bogus"*swapchain* ]] ||
