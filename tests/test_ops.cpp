@@ -253,6 +253,38 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     }
 }
 
+TEST_CASE("matmul forward: the GPU's shared-memory kernel and the CPU's register tiles match the reference", "[ops]") {
+    // Both K % 4 == 0 kernels whatever the device (the default takes one of them): partial 128x128 workgroup tiles
+    // (M 70, and 200: two 128-row tiles; N 20 and 70), partial 16-wide K slices (K 24, 44, 68), bias, ReLU and the fused residual.
+    Rng r(12);
+    const char* saved = std::getenv("ATTN_MATMUL");
+    std::string restore = saved ? saved : "";
+    for (const char* kind : {"smem", "tiled"})
+    for (int M : {70, 200})
+    for (int N : {20, 70})
+    for (int K : {24, 44, 68})
+    for (bool relu : {false, true}) {
+        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu);
+        setenv("ATTN_MATMUL", kind, 1);
+        auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N), res = test::randn(r, M * N);
+        auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), out = zeros(M * N), out2 = zeros(M * N);
+        test::run([&](Program& p) {
+            ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, relu);
+            ops::matmul_forward(test::kernels(), p, out2, ginp, gw, gb, M, N, K, false, false, gres);
+        });
+        std::vector<double> ro, ro2;
+        ref::matmul_forward(ro, inp, w, &bias, M, N, K, relu);
+        ref::matmul_forward(ro2, inp, w, nullptr, M, N, K);
+        for (size_t i = 0; i < ro2.size(); i++) ro2[i] += res[i];
+        test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "out");
+        test::require_close(download(out2, M * N), ro2, 1e-5, 1e-5, "out (no bias, residual)");
+    }
+    setenv("ATTN_MATMUL", "bogus", 1);
+    CHECK_THROWS_WITH(ops::matmul_forward_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
+    if (saved) setenv("ATTN_MATMUL", restore.c_str(), 1);
+    else unsetenv("ATTN_MATMUL");
+}
+
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {
     Rng r(7);
     const int N = 29, C = GENERATE(19, 20);  // 19: the plain kernels; 20: the vec4 ones

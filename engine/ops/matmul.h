@@ -1,6 +1,9 @@
 // Linear layer: out = inp @ w^T + bias (optional ReLU); backward computes dinp, dw, dbias in one dispatch
 // (two in a segmented program; one more when dw's sum over rows is split, see row_splits in reduce.h).
 #pragma once
+#include <cstdlib>
+#include <string>
+
 #include "ops/reduce.h"
 #include "vk/program.h"
 
@@ -16,17 +19,42 @@ static_assert(sizeof(MatmulBackPush) == 48);
 // K % 4 == 0 takes the tiled texel-buffer kernels; other shapes the plain ones (same results).
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 
+// The forward's kernel: `plain` (any K); `tiled`, 8x8 register tiles read straight from memory (CPU devices:
+// lavapipe, where barriers cost more than shared memory saves); `smem`, 128x128 workgroup tiles staged through
+// shared memory (GPUs: on an H200 8x faster than `tiled` for the gpt preset's layers). ATTN_MATMUL=tiled|smem
+// forces one of the two for K % 4 == 0 (tests, benchmarks).
+enum class MatmulKernel { plain, tiled, smem };
+inline MatmulKernel matmul_forward_kernel(const Context& ctx, uint32_t K) {
+    if (!matmul_tiled(K)) return MatmulKernel::plain;
+    if (const char* e = std::getenv("ATTN_MATMUL"); e && *e) {
+        std::string v = e;
+        if (v == "tiled") return MatmulKernel::tiled;
+        if (v == "smem") return MatmulKernel::smem;
+        throw Error("ATTN_MATMUL='" + v + "' is not a matmul kernel: use tiled or smem (or unset it)");
+    }
+    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MatmulKernel::tiled : MatmulKernel::smem;
+}
+
 // out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given
 inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
                            BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false,
                            BufferRange residual = {}) {
     MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr};
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
-    if (matmul_tiled(K)) {
+    switch (matmul_forward_kernel(kc.context(), K)) {
+    case MatmulKernel::smem: {  // one workgroup per 128x128 tile (Program counts WORKGROUP invocations a group)
+        uint64_t tiles = uint64_t((M + 127) / 128) * ((N + 127) / 128);
+        pr.dispatch(kc.get("matmul_forward_smem", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles * WORKGROUP,
+                    double(M) * N * K);
+        return;
+    }
+    case MatmulKernel::tiled: {  // one invocation per 8x8 tile
         uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
         pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles,
                     double(M) * N * K);
         return;
+    }
+    case MatmulKernel::plain: break;
     }
     pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N, double(M) * N * K);
 }
