@@ -253,34 +253,50 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     }
 }
 
-TEST_CASE("matmul forward: the GPU's shared-memory kernel and the CPU's register tiles match the reference", "[ops]") {
-    // Both K % 4 == 0 kernels whatever the device (the default takes one of them): partial 128x128 workgroup tiles
-    // (M 70, and 200: two 128-row tiles; N 20 and 70), partial 16-wide K slices (K 24, 44, 68), bias, ReLU and the fused residual.
+TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles match the reference", "[ops]") {
+    // Both K % 4 == 0 kernel families whatever the device (the default takes one of them): partial 128x128
+    // workgroup tiles (M 70, and 200: two tiles; N 20, and 140: two tiles; K 24, and 136: two tiles of dinp and
+    // dw), partial 16-wide slices of every reduction, bias, ReLU, the fused residual, dinp accumulated, dw and
+    // dbias over 3 row ranges. N 19: the backward falls back to the tiled kernel (smem needs N % 4 == 0).
     Rng r(12);
     const char* saved = std::getenv("ATTN_MATMUL");
     std::string restore = saved ? saved : "";
     for (const char* kind : {"smem", "tiled"})
     for (int M : {70, 200})
-    for (int N : {20, 70})
-    for (int K : {24, 44, 68})
-    for (bool relu : {false, true}) {
-        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu);
+    for (int N : {19, 20, 140})
+    for (int K : {24, 136})
+    for (bool relu : {false, true})
+    for (uint32_t splits : {1u, 3u}) {
+        bool accumulate = splits > 1;
+        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu << " splits " << splits);
         setenv("ATTN_MATMUL", kind, 1);
-        auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N), res = test::randn(r, M * N);
-        auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), out = zeros(M * N), out2 = zeros(M * N);
+        auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
+             res = test::randn(r, M * N), dout = test::randn(r, M * N), prior = test::randn(r, M * K);
+        auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), gdout = upload(dout);
+        auto out = zeros(M * N), out2 = zeros(M * N), dinp = upload(prior), dw = zeros(N * K), db = zeros(N);
+        auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, true, splits)));
         test::run([&](Program& p) {
             ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, relu);
             ops::matmul_forward(test::kernels(), p, out2, ginp, gw, gb, M, N, K, false, false, gres);
+            p.barrier("backward reads out for the relu mask");
+            ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, true, relu, true,
+                                 accumulate, scratch, splits);
         });
-        std::vector<double> ro, ro2;
+        std::vector<double> ro, ro2, rdinp, rdw, rdb;
         ref::matmul_forward(ro, inp, w, &bias, M, N, K, relu);
         ref::matmul_forward(ro2, inp, w, nullptr, M, N, K);
         for (size_t i = 0; i < ro2.size(); i++) ro2[i] += res[i];
+        ref::matmul_backward(rdinp, rdw, &rdb, dout, inp, w, ro, M, N, K, relu);
+        if (accumulate)
+            for (size_t i = 0; i < rdinp.size(); i++) rdinp[i] += prior[i];
         test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "out");
         test::require_close(download(out2, M * N), ro2, 1e-5, 1e-5, "out (no bias, residual)");
+        test::require_close(download(dinp, M * K), rdinp, 1e-5, 1e-5, "dinp");
+        test::require_close(download(dw, N * K), rdw, 1e-4, 1e-5, "dw");
+        test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
     }
     setenv("ATTN_MATMUL", "bogus", 1);
-    CHECK_THROWS_WITH(ops::matmul_forward_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
+    CHECK_THROWS_WITH(ops::matmul_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
     if (saved) setenv("ATTN_MATMUL", restore.c_str(), 1);
     else unsetenv("ATTN_MATMUL");
 }

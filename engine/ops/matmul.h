@@ -15,16 +15,19 @@ struct MatmulBackPush {
     uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0, splits = 1, stride = 0, db_off = 0;
 };
 static_assert(sizeof(MatmulBackPush) == 48);
+struct MatmulDinpPush { uint32_t M, N, K, relu, accumulate; };                        // matmul_backward_dinp_smem
+struct MatmulDwPush { uint32_t M, N, K, has_bias, relu, splits, stride, db_off; };   // matmul_backward_dw_smem
 
 // K % 4 == 0 takes the tiled texel-buffer kernels; other shapes the plain ones (same results).
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 
-// The forward's kernel: `plain` (any K); `tiled`, 8x8 register tiles read straight from memory (CPU devices:
-// lavapipe, where barriers cost more than shared memory saves); `smem`, 128x128 workgroup tiles staged through
-// shared memory (GPUs: on an H200 8x faster than `tiled` for the gpt preset's layers). ATTN_MATMUL=tiled|smem
-// forces one of the two for K % 4 == 0 (tests, benchmarks).
+// Which kernels: `plain` (any K); `tiled`, 8x8 register tiles read straight from memory (CPU devices: lavapipe,
+// where barriers cost more than shared memory saves); `smem`, 128x128 tiles per workgroup of 256 staged through
+// shared memory (GPUs; shaders/common/gemm_smem.glsl; on an H200 the forward is 8x faster than `tiled` for the gpt
+// preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
+// ATTN_MATMUL=tiled|smem forces one of the two for K % 4 == 0 (tests, benchmarks).
 enum class MatmulKernel { plain, tiled, smem };
-inline MatmulKernel matmul_forward_kernel(const Context& ctx, uint32_t K) {
+inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
     if (!matmul_tiled(K)) return MatmulKernel::plain;
     if (const char* e = std::getenv("ATTN_MATMUL"); e && *e) {
         std::string v = e;
@@ -34,6 +37,13 @@ inline MatmulKernel matmul_forward_kernel(const Context& ctx, uint32_t K) {
     }
     return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MatmulKernel::tiled : MatmulKernel::smem;
 }
+constexpr uint32_t SMEM_TILE = 128;  // the smem kernels' tile of their output, per workgroup
+inline uint64_t smem_tiles(uint32_t rows, uint32_t cols) {
+    return uint64_t((rows + SMEM_TILE - 1) / SMEM_TILE) * ((cols + SMEM_TILE - 1) / SMEM_TILE);
+}
+inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
+    return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0;
+}
 
 // out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given
 inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
@@ -41,13 +51,11 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
                            BufferRange residual = {}) {
     MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr};
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
-    switch (matmul_forward_kernel(kc.context(), K)) {
-    case MatmulKernel::smem: {  // one workgroup per 128x128 tile (Program counts WORKGROUP invocations a group)
-        uint64_t tiles = uint64_t((M + 127) / 128) * ((N + 127) / 128);
-        pr.dispatch(kc.get("matmul_forward_smem", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles * WORKGROUP,
-                    double(M) * N * K);
+    switch (matmul_kernel(kc.context(), K)) {
+    case MatmulKernel::smem:  // one workgroup per tile (Program counts WORKGROUP invocations a group)
+        pr.dispatch(kc.get("matmul_forward_smem", "vvsss", sizeof p), {inp, w, bias, out, res}, p,
+                    smem_tiles(M, N) * WORKGROUP, double(M) * N * K);
         return;
-    }
     case MatmulKernel::tiled: {  // one invocation per 8x8 tile
         uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
         pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles,
@@ -68,7 +76,10 @@ inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K) {
 // How many row ranges matmul_backward's dw/dbias sums are split into on this device (1 for the plain kernels).
 // On lavapipe ranges of 4096 rows when K <= N (the dw tiles then walk k fastest and stream both operands;
 // with K > N splitting measured slower).
+// GPUs with the smem kernels: ranges for ~1000 workgroups of dw's tiles (each counted as WORKGROUP invocations,
+// not its 256: with two or three of these workgroups resident per multiprocessor, several waves).
 inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K) {
+    if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
     return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K), K <= N ? 4096 : 0) : 1;
 }
 // Floats of scratch matmul_backward needs for `splits` row ranges (0 when not split).
@@ -94,7 +105,24 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         p.db_off = N * K;
     }
     BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : dbias;
-    std::initializer_list<BufferRange> bufs = {dout, inp, w, relu ? out : dout, dinp, dw_out, db_out};  // out read only when relu
+    BufferRange fwd_out = relu ? out : dout;  // read only when relu
+    double macs = double(M) * N * K;
+    if (matmul_backward_smem(kc.context(), N, K)) {  // two GEMMs, one workgroup per tile of dinp, of dw per range
+        if (want_dinp) {
+            MatmulDinpPush pd{M, N, K, relu, accumulate};
+            pr.dispatch(kc.get("matmul_backward_dinp_smem", "vvvs", sizeof pd), {dout, w, fwd_out, dinp}, pd,
+                        smem_tiles(M, K) * WORKGROUP, macs);
+        }
+        MatmulDwPush pw{M, N, K, has_bias, relu, p.splits, p.stride, p.db_off};
+        pr.dispatch(kc.get("matmul_backward_dw_smem", "vvvss", sizeof pw), {dout, inp, fwd_out, dw_out, db_out}, pw,
+                    smem_tiles(N, K) * splits * WORKGROUP, macs);
+        if (splits > 1) {
+            pr.barrier("add up dw's row ranges");
+            reduce_splits(kc, pr, dw, dbias, scratch, N * K, has_bias ? N : 0, splits, p.stride);
+        }
+        return;
+    }
+    std::initializer_list<BufferRange> bufs = {dout, inp, w, fwd_out, dinp, dw_out, db_out};
     uint64_t n_dinp, n_rest;  // invocations: dinp part, then dw and dbias
     if (matmul_tiled(K)) {
         // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
@@ -108,7 +136,6 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         n_rest = uint64_t(N) * K + (has_bias ? N : 0);
         k = &kc.get("matmul_backward", 7, sizeof p);
     }
-    double macs = double(M) * N * K;
     if (!pr.segmented()) {  // one dispatch: fewest dispatches for small models
         p.count = uint32_t(n_dinp + n_rest);
         pr.dispatch(*k, bufs, p, n_dinp + n_rest, macs * (want_dinp ? 2 : 1));
