@@ -170,6 +170,51 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
     }
 }
 
+TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels match the reference", "[ops]") {
+    // Both kernel families whatever the device (the default takes one of them). T 8: one tile; T 132: two tiles
+    // of query and key positions (the second partial, causal tiles skipped above the diagonal); head sizes 8 and
+    // 12 (a partial 16-wide slice) and 64 (the gpt preset's); the mask on and off, dropout 0 and 0.3.
+    Rng r(13);
+    const char* saved = std::getenv("ATTN_ATTENTION");
+    std::string restore = saved ? saved : "";
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {777u, 3u};
+    key.upload(k, 8);
+    for (const char* kind : {"smem", "rows"})
+    for (int T : {8, 132})
+    for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}})
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
+        const int B = 2, C = NH * HS;
+        INFO(kind << " T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
+        setenv("ATTN_ATTENTION", kind, 1);
+        ref::Drop rd;
+        rd.p = prob;
+        rd.site = 9;
+        rd.key[0] = k[0];
+        rd.key[1] = k[1];
+        ops::AttnDropout gd{prob, 9, key};
+        auto qkv = test::randn(r, B * T * 3 * C), dout = test::randn(r, B * T * C);
+        auto gqkv = upload(qkv), gdout = upload(dout);
+        auto out = zeros(B * T * C), att = upload(test::randn(r, B * NH * T * T)),  // stale values must not leak
+            dpre = upload(test::randn(r, B * NH * T * T)), dqkv = zeros(B * T * 3 * C);
+        test::run([&](Program& p) {
+            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
+            p.barrier("backward reads att");
+            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
+        });
+        std::vector<double> ro, ratt, rdqkv;
+        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal, rd);
+        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS, rd);
+        test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
+        test::require_close(download(att, B * NH * T * T), ratt, 1e-6, 1e-5, "attention weights");
+        test::require_close(download(dqkv, B * T * 3 * C), rdqkv, 1e-5, 1e-4, "dqkv");
+    }
+    setenv("ATTN_ATTENTION", "bogus", 1);
+    CHECK_THROWS_WITH(ops::attention_smem(test::ctx(), 8, 8), Catch::Matchers::Contains("use rows or smem"));
+    if (saved) setenv("ATTN_ATTENTION", restore.c_str(), 1);
+    else unsetenv("ATTN_ATTENTION");
+}
+
 TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(4);
     const int B = 3, T = 5, V = 67, N = 30;

@@ -1,5 +1,9 @@
 // Masked multi-head self-attention (all heads of all batch elements in one dispatch) and its backward.
 #pragma once
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 #include "vk/program.h"
 
 namespace attn::ops {
@@ -13,6 +17,36 @@ static_assert(sizeof(AttentionBackPush) == 32);
 // fetch feeds 4 multiply-adds. Other head sizes take the scalar ones; both match the CPU reference.
 inline bool attention_vec4(uint32_t HS) { return HS % 4 == 0 && HS <= 128; }
 
+// GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
+// (attention_nt_smem, attention_softmax, attention_pv_smem, attention_ptv_smem; shaders/common/gemm_smem.glsl);
+// CPU devices keep the row-per-invocation kernels (fewer dispatches, no barriers: what lavapipe runs fastest).
+// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks).
+inline bool attention_smem(const Context& ctx, uint32_t T, uint32_t HS) {
+    if (T % 4 != 0 || HS % 4 != 0) return false;
+    if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) {
+        std::string v = e;
+        if (v == "rows") return false;
+        if (v == "smem") return true;
+        throw Error("ATTN_ATTENTION='" + v + "' is not an attention kernel: use rows or smem (or unset it)");
+    }
+    // short blocks fill a sliver of a 128x128 tile: the row kernels stay (H200, a step: layernorm at T = 8
+    // 0.91 ms with them against 1.07, the small GPT at T = 32 1.78 against 1.83; gpt at T = 256 57 against 76)
+    return ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && T >= 64;
+}
+struct AttnNtPush {  // attention_nt_smem
+    uint32_t B, T, NH, HS, causal, site;
+    float prob;
+    uint32_t mode, x_stride4, x_off4, y_stride4, y_off4;
+    float scale;
+};
+struct AttnPvPush {  // attention_pv_smem, attention_ptv_smem
+    uint32_t B, T, NH, HS, causal, site;
+    float prob;
+    uint32_t dropout, y_stride4, y_off4, out_stride, out_off;
+    float scale;
+};
+struct AttnSoftmaxPush { uint32_t B, T, NH, causal, phase; };  // attention_softmax
+
 // Dropout on the attention weights: probability, Philox site id, and the buffer holding this step's key.
 struct AttnDropout {
     float prob = 0;
@@ -20,9 +54,47 @@ struct AttnDropout {
     BufferRange seed;  // (uvec2,) must be bound even when prob = 0
 };
 
+namespace detail {
+inline uint64_t smem_groups(uint32_t rows, uint32_t cols) { return uint64_t((rows + 127) / 128) * ((cols + 127) / 128); }
+// mat (B,NH,T,T) [:, :, t, t2] = scale * X[b,t,h,:] . Y[b,t2,h,:] (mode 0) or . * dropout keep/scale (mode 1)
+inline void attention_nt(KernelCache& kc, Program& pr, BufferRange mat, BufferRange x, uint32_t x_stride4,
+                         uint32_t x_off4, BufferRange y, uint32_t y_stride4, uint32_t y_off4, uint32_t B, uint32_t T,
+                         uint32_t NH, uint32_t HS, bool causal, const AttnDropout& drop, uint32_t mode, float scale) {
+    AttnNtPush p{B, T, NH, HS, causal, drop.site, drop.prob, mode, x_stride4, x_off4, y_stride4, y_off4, scale};
+    pr.dispatch(kc.get("attention_nt_smem", "vvss", sizeof p), {x, y, mat, drop.seed}, p,
+                uint64_t(B) * NH * smem_groups(T, T) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
+}
+// out[b, row, out_off + h*HS + j] = scale * (P' @ Y) (ptv false) or (P'^T @ Y) (ptv true), P (B,NH,T,T)
+inline void attention_pv(KernelCache& kc, Program& pr, bool ptv, BufferRange out, uint32_t out_stride,
+                         uint32_t out_off, BufferRange P, bool dropout, BufferRange y, uint32_t y_stride4,
+                         uint32_t y_off4, uint32_t B, uint32_t T, uint32_t NH, uint32_t HS, bool causal,
+                         const AttnDropout& drop, float scale) {
+    AttnPvPush p{B, T, NH, HS, causal, drop.site, drop.prob, dropout, y_stride4, y_off4, out_stride, out_off, scale};
+    pr.dispatch(kc.get(ptv ? "attention_ptv_smem" : "attention_pv_smem", "vvss", sizeof p), {P, y, out, drop.seed}, p,
+                uint64_t(B) * NH * smem_groups(T, HS) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
+}
+inline void attention_softmax(KernelCache& kc, Program& pr, BufferRange att, BufferRange dpre, uint32_t B,
+                              uint32_t T, uint32_t NH, bool causal, uint32_t phase) {
+    AttnSoftmaxPush p{B, T, NH, causal, phase};
+    pr.dispatch(kc.get("attention_softmax", 2, sizeof p), {att, dpre}, p, uint64_t(B) * NH * T * WORKGROUP,
+                double(B) * NH * T * T);
+}
+}  // namespace detail
+
 // out (B,T,NH*HS), att (B,NH,T,T) from qkv (B,T,3*NH*HS)
 inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange att, BufferRange qkv,
                               uint32_t B, uint32_t T, uint32_t NH, uint32_t HS, bool causal, const AttnDropout& drop) {
+    if (attention_smem(kc.context(), T, HS)) {  // scores, softmax, att @ v
+        uint32_t C4 = NH * HS / 4;
+        float scale = 1.0f / std::sqrt(float(HS));
+        detail::attention_nt(kc, pr, att, qkv, 3 * C4, 0, qkv, 3 * C4, C4, B, T, NH, HS, causal, drop, 0, scale);
+        pr.barrier("softmax reads the scores");
+        detail::attention_softmax(kc, pr, att, att, B, T, NH, causal, 0);
+        pr.barrier("att @ v reads att");
+        detail::attention_pv(kc, pr, false, out, NH * HS, 0, att, true, qkv, 3 * C4, 2 * C4, B, T, NH, HS, causal, drop,
+                             1.0f);
+        return;
+    }
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
     const char* name = attention_vec4(HS) ? "attention_forward4" : "attention_forward";
     // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
@@ -37,6 +109,18 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
 inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, BufferRange dpre, BufferRange dout,
                                BufferRange qkv, BufferRange att, uint32_t B, uint32_t T, uint32_t NH, uint32_t HS,
                                bool causal, const AttnDropout& drop) {
+    if (attention_smem(kc.context(), T, HS)) {  // datt, the softmax's backward, then dq, dk, dv
+        uint32_t C = NH * HS, C4 = C / 4;
+        float scale = 1.0f / std::sqrt(float(HS));
+        detail::attention_nt(kc, pr, dpre, dout, C4, 0, qkv, 3 * C4, 2 * C4, B, T, NH, HS, causal, drop, 1, 1.0f);
+        pr.barrier("the softmax's backward reads datt");
+        detail::attention_softmax(kc, pr, att, dpre, B, T, NH, causal, 1);
+        pr.barrier("dq, dk, dv read dpre");
+        detail::attention_pv(kc, pr, false, dqkv, 3 * C, 0, dpre, false, qkv, 3 * C4, C4, B, T, NH, HS, causal, drop, scale);
+        detail::attention_pv(kc, pr, true, dqkv, 3 * C, C, dpre, false, qkv, 3 * C4, 0, B, T, NH, HS, causal, drop, scale);
+        detail::attention_pv(kc, pr, true, dqkv, 3 * C, 2 * C, att, true, dout, C4, 0, B, T, NH, HS, causal, drop, 1.0f);
+        return;
+    }
     bool v4 = attention_vec4(HS);
     const Kernel& k = v4 ? kc.get("attention_backward4", "vvtssst", sizeof(AttentionBackPush), HS / 4)
                          : kc.get("attention_backward", "tttssst", sizeof(AttentionBackPush));
