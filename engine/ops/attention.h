@@ -1,4 +1,4 @@
-// Masked multi-head self-attention (all heads of all batch elements in one dispatch) and its backward.
+// Masked multi-head self-attention (all heads of all batch elements in each dispatch) and its backward.
 #pragma once
 #include <cmath>
 #include <cstdlib>
