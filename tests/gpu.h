@@ -1,6 +1,7 @@
 // Test helpers: one validation-enabled Vulkan context for the whole suite, tensors, closeness checks.
 #pragma once
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,6 +13,27 @@ namespace test {
 
 attn::Context& ctx();          // created on first use, Khronos validation on
 attn::KernelCache& kernels();
+
+// An environment variable set for one scope (e.g. ATTN_MATMUL forcing a kernel family), restored when the scope
+// ends, also when a REQUIRE throws.
+class EnvGuard {
+public:
+    explicit EnvGuard(const char* name) : m_name(name) {
+        if (const char* v = std::getenv(name)) m_old = v, m_had = true;
+    }
+    ~EnvGuard() {
+        if (m_had) setenv(m_name.c_str(), m_old.c_str(), 1);
+        else unsetenv(m_name.c_str());
+    }
+    EnvGuard(const EnvGuard&) = delete;
+    EnvGuard& operator=(const EnvGuard&) = delete;
+    void set(const char* value) { setenv(m_name.c_str(), value, 1); }
+    void clear() { unsetenv(m_name.c_str()); }
+
+private:
+    std::string m_name, m_old;
+    bool m_had = false;
+};
 
 inline std::vector<double> randn(attn::Rng& r, size_t n, double scale = 1.0) {
     std::vector<double> v(n);

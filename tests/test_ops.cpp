@@ -173,20 +173,21 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
 TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels match the reference", "[ops]") {
     // Both kernel families whatever the device (the default takes one of them). T 8: one tile; T 132: two tiles
     // of query and key positions (the second partial, causal tiles skipped above the diagonal); head sizes 8 and
-    // 12 (a partial 16-wide slice) and 64 (the gpt preset's); the mask on and off, dropout 0 and 0.3.
+    // 12 (a partial 16-wide slice), 64 (the gpt preset's) and 132 (two column tiles; the scalar row kernels);
+    // the mask on and off, dropout 0 and 0.3.
     Rng r(13);
-    const char* saved = std::getenv("ATTN_ATTENTION");
-    std::string restore = saved ? saved : "";
+    test::EnvGuard env("ATTN_ATTENTION");
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {777u, 3u};
     key.upload(k, 8);
-    for (const char* kind : {"smem", "rows"})
+    for (const char* kind : {"smem", "rows"}) {
+    if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
     for (int T : {8, 132})
-    for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}})
+    for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         const int B = 2, C = NH * HS;
         INFO(kind << " T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
-        setenv("ATTN_ATTENTION", kind, 1);
+        env.set(kind);
         ref::Drop rd;
         rd.p = prob;
         rd.site = 9;
@@ -209,10 +210,9 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
         test::require_close(download(att, B * NH * T * T), ratt, 1e-6, 1e-5, "attention weights");
         test::require_close(download(dqkv, B * T * 3 * C), rdqkv, 1e-5, 1e-4, "dqkv");
     }
-    setenv("ATTN_ATTENTION", "bogus", 1);
+    }
+    env.set("bogus");
     CHECK_THROWS_WITH(ops::attention_smem(test::ctx(), 8, 8), Catch::Matchers::Contains("use rows or smem"));
-    if (saved) setenv("ATTN_ATTENTION", restore.c_str(), 1);
-    else unsetenv("ATTN_ATTENTION");
 }
 
 TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {
@@ -301,49 +301,53 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
 TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles match the reference", "[ops]") {
     // Both K % 4 == 0 kernel families whatever the device (the default takes one of them): partial 128x128
     // workgroup tiles (M 70, and 200: two tiles; N 20, and 140: two tiles; K 24, and 136: two tiles of dinp and
-    // dw), partial 16-wide slices of every reduction, bias, ReLU, the fused residual, dinp accumulated, dw and
-    // dbias over 3 row ranges. N 19: the backward falls back to the tiled kernel (smem needs N % 4 == 0).
+    // dw), partial 16-wide slices of every reduction, bias or none, ReLU, the fused residual, dinp accumulated or
+    // not wanted, dw and dbias over 3 row ranges. N 19: the backward falls back to the tiled kernel (smem needs
+    // N % 4 == 0).
     Rng r(12);
-    const char* saved = std::getenv("ATTN_MATMUL");
-    std::string restore = saved ? saved : "";
-    for (const char* kind : {"smem", "tiled"})
+    test::EnvGuard env("ATTN_MATMUL");
+    for (const char* kind : {"smem", "tiled"}) {
+    if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
     for (int M : {70, 200})
     for (int N : {19, 20, 140})
     for (int K : {24, 136})
     for (bool relu : {false, true})
-    for (uint32_t splits : {1u, 3u}) {
-        bool accumulate = splits > 1;
-        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu << " splits " << splits);
-        setenv("ATTN_MATMUL", kind, 1);
+    for (uint32_t splits : {1u, 3u})
+    for (bool has_bias : {true, false}) {
+        bool accumulate = splits > 1, want_dinp = !(relu && !has_bias);
+        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu << " splits " << splits << " bias "
+                  << has_bias << " dinp " << want_dinp);
+        env.set(kind);
         auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
              res = test::randn(r, M * N), dout = test::randn(r, M * N), prior = test::randn(r, M * K);
         auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), gdout = upload(dout);
         auto out = zeros(M * N), out2 = zeros(M * N), dinp = upload(prior), dw = zeros(N * K), db = zeros(N);
-        auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, true, splits)));
+        auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, has_bias, splits)));
         test::run([&](Program& p) {
-            ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, true, relu);
+            ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, M, N, K, has_bias, relu);
             ops::matmul_forward(test::kernels(), p, out2, ginp, gw, gb, M, N, K, false, false, gres);
             p.barrier("backward reads out for the relu mask");
-            ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, true, relu, true,
-                                 accumulate, scratch, splits);
+            ops::matmul_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, out, M, N, K, has_bias, relu,
+                                 want_dinp, accumulate, scratch, splits);
         });
         std::vector<double> ro, ro2, rdinp, rdw, rdb;
-        ref::matmul_forward(ro, inp, w, &bias, M, N, K, relu);
+        ref::matmul_forward(ro, inp, w, has_bias ? &bias : nullptr, M, N, K, relu);
         ref::matmul_forward(ro2, inp, w, nullptr, M, N, K);
         for (size_t i = 0; i < ro2.size(); i++) ro2[i] += res[i];
         ref::matmul_backward(rdinp, rdw, &rdb, dout, inp, w, ro, M, N, K, relu);
-        if (accumulate)
+        if (!want_dinp) rdinp = prior;  // untouched
+        else if (accumulate)
             for (size_t i = 0; i < rdinp.size(); i++) rdinp[i] += prior[i];
         test::require_close(download(out, M * N), ro, 1e-5, 1e-5, "out");
         test::require_close(download(out2, M * N), ro2, 1e-5, 1e-5, "out (no bias, residual)");
         test::require_close(download(dinp, M * K), rdinp, 1e-5, 1e-5, "dinp");
         test::require_close(download(dw, N * K), rdw, 1e-4, 1e-5, "dw");
-        test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
+        if (has_bias) test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
+        else REQUIRE(download(db, N) == std::vector<double>(N, 0.0));  // not written
     }
-    setenv("ATTN_MATMUL", "bogus", 1);
+    }
+    env.set("bogus");
     CHECK_THROWS_WITH(ops::matmul_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
-    if (saved) setenv("ATTN_MATMUL", restore.c_str(), 1);
-    else unsetenv("ATTN_MATMUL");
 }
 
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {
@@ -426,8 +430,15 @@ TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and
 TEST_CASE("a program cut into many submits computes the same bits as one submit", "[ops]") {
     // Segmented programs (big models, so the window's frames run between submits) split dispatches into
     // workgroup ranges with vkCmdDispatchBase: along x, and along y for grids taller than one row.
+    // Twice: the device's default kernels, then the GPU's shared-memory ones forced (their workgroups take their
+    // index from gl_WorkGroupID: M 300 gives three 128-row tiles, attention four heads of one tile each).
+    test::EnvGuard mm("ATTN_MATMUL"), at("ATTN_ATTENTION");
+    for (bool smem : {false, true}) {
+    if (smem && !ops::smem_fits(test::ctx())) continue;
+    INFO("smem kernels forced: " << smem);
+    if (smem) mm.set("smem"), at.set("smem");
     Rng r(11);
-    const uint32_t M = 96, N = 68, K = 40, B = 2, T = 24, NH = 2, HS = 8, C = NH * HS;
+    const uint32_t M = 300, N = 68, K = 40, B = 2, T = 24, NH = 2, HS = 8, C = NH * HS;
     auto inp = upload(test::randn(r, M * K)), w = upload(test::randn(r, N * K)), bias = upload(test::randn(r, N));
     auto dout = upload(test::randn(r, M * N));
     auto qkv = upload(test::randn(r, B * T * 3 * C)), adout = upload(test::randn(r, B * T * C));
@@ -464,5 +475,6 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
     for (size_t i = 0; i < want.size(); i++) {
         INFO("output " << i);
         REQUIRE(got[i] == want[i]);
+    }
     }
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ops/smem.h"
 #include "vk/program.h"
 
 namespace attn::ops {
@@ -13,8 +14,9 @@ static_assert(sizeof(AttentionPush) == 28);
 struct AttentionBackPush { uint32_t B, T, NH, HS, phase, site; float prob; uint32_t causal; };
 static_assert(sizeof(AttentionBackPush) == 32);
 
-// Head sizes that are a multiple of 4 (up to 128) take the vec4 kernels (attention_*4.comp): each texel
-// fetch feeds 4 multiply-adds. Other head sizes take the scalar ones; both match the CPU reference.
+// Where the row kernels run (CPU devices, short blocks; see attention_smem below), head sizes that are a multiple
+// of 4 (up to 128) take the vec4 ones (attention_*4.comp): each texel fetch feeds 4 multiply-adds. Other head
+// sizes take the scalar ones; all match the CPU reference.
 inline bool attention_vec4(uint32_t HS) { return HS % 4 == 0 && HS <= 128; }
 
 // GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
@@ -26,12 +28,12 @@ inline bool attention_smem(const Context& ctx, uint32_t T, uint32_t HS) {
     if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) {
         std::string v = e;
         if (v == "rows") return false;
-        if (v == "smem") return true;
+        if (v == "smem") return require_smem_fits(ctx, "ATTN_ATTENTION"), true;
         throw Error("ATTN_ATTENTION='" + v + "' is not an attention kernel: use rows or smem (or unset it)");
     }
     // short blocks fill a sliver of a 128x128 tile: the row kernels stay (H200, a step: layernorm at T = 8
     // 0.91 ms with them against 1.07, the small GPT at T = 32 1.78 against 1.83; gpt at T = 256 57 against 76)
-    return ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && T >= 64;
+    return smem_default(ctx) && T >= 64;
 }
 struct AttnNtPush {  // attention_nt_smem
     uint32_t B, T, NH, HS, causal, site;

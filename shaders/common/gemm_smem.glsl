@@ -10,8 +10,10 @@
 //   vec4 load_a(uint r, uint l)   A_DIRECT 0: A[r][l .. l+3] (l a multiple of 4; 4 values along l)
 //                                 A_DIRECT 1: A[r .. r+3][l] (r a multiple of 4; 4 values along r)
 //   vec4 load_b(uint c, uint l)   the same for B
-// with r, c local to the tile (0..127) and l absolute; each returns zeros outside its operand (partial tiles and
-// slices add nothing). "Direct" operands are stored with r (or c) contiguous in memory and go to shared memory as
+// with r, c local to the tile (0..127) and l absolute. Past the end of the reduction (l >= its length, or >= the
+// l_end given to gemm) a loader must return zeros (partial slices add nothing); rows or columns past the operand
+// may be clamped instead (computed, never stored), except where ROW_SUMS is defined: there they must be zeros too.
+// "Direct" operands are stored with r (or c) contiguous in memory and go to shared memory as
 // they are; the others are transposed on the way in.
 const uint TILE = 128, TX = 16, TY = 16, NT = TX * TY, SL = 16;  // tile, invocations, slice of l
 layout(local_size_x = NT) in;
@@ -20,7 +22,8 @@ shared vec4 Bs[SL][TILE / 4];  // Bs[l][c / 4][c % 4] = B[c][l0 + l]
 vec4 ra[2], rb[2];             // this invocation's share of the next slice: 2 x 128 x 16 / 256 vec4s
 
 // Program dispatches WORKGROUP (64) invocations' worth per group: n = groups * WORKGROUP. The group index:
-// vkCmdDispatchBase (segmented programs) offsets gl_WorkGroupID, and gl_NumWorkGroups.x stays the whole row.
+// vkCmdDispatchBase (segmented programs) offsets gl_WorkGroupID; a grid cut along y keeps gl_NumWorkGroups.x the
+// whole row, one cut along x has a single row (y = 0), so the index below holds for both.
 uint group_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 
 void gemm_fetch(uint l0) {
@@ -69,7 +72,9 @@ void gemm_stage() {
 // and 64 + ty*4 .. +3 (dbias, in the dw kernel).
 vec4 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, rs0, rs1;
 
-// C over l = l_begin .. l_end-1 (the loaders return zeros from l_end on). Call from uniform control flow.
+// C over l = l_begin .. l_end-1. Call from uniform control flow. The last slice reaches past l_end when
+// l_end - l_begin is not a multiple of 16: the loaders return zeros there (or, for attention's causal products,
+// l_end is a multiple of 16 or the matrix is zero there).
 void gemm(uint l_begin, uint l_end) {
     uint t = gl_LocalInvocationID.x, tx = t % TX, ty = t / TX;
     c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = vec4(0.0);
