@@ -117,37 +117,54 @@ TEST_CASE("matmul forward and backward match the CPU reference and finite differ
     }
 }
 
+// Attention forward and backward on the GPU (B, T, NH, HS; dropout `prob` at site 4 with `key` = k), checked
+// against the CPU reference: out, att and dqkv. stale: att and dpre start random (every element must be written).
+struct AttentionRun {
+    std::vector<double> qkv, dout, att, ref_dqkv;
+    ref::Drop rd;
+};
+static AttentionRun check_attention(Rng& r, const Buffer& key, const uint32_t k[2], int B, int T, int NH, int HS,
+                                    bool causal, float prob, bool stale) {
+    const int C = NH * HS;
+    AttentionRun a;
+    a.rd.p = prob;
+    a.rd.site = 4;
+    a.rd.key[0] = k[0];
+    a.rd.key[1] = k[1];
+    ops::AttnDropout gd{prob, 4, key};
+    a.qkv = test::randn(r, B * T * 3 * C);
+    a.dout = test::randn(r, B * T * C);
+    auto gqkv = upload(a.qkv), gdout = upload(a.dout);
+    auto fill = [&](size_t n) { return stale ? upload(test::randn(r, n)) : zeros(n); };
+    auto out = zeros(B * T * C), att = fill(B * NH * T * T), dpre = fill(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
+    test::run([&](Program& p) {
+        ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
+        p.barrier("backward reads att");
+        ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
+    });
+    std::vector<double> ro, ratt;
+    ref::attention_forward(ro, ratt, a.qkv, B, T, NH, HS, causal, a.rd);
+    ref::attention_backward(a.ref_dqkv, a.dout, a.qkv, ratt, B, T, NH, HS, a.rd);
+    test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
+    a.att = download(att, B * NH * T * T);
+    test::require_close(a.att, ratt, 1e-6, 1e-5, "attention weights");
+    test::require_close(download(dqkv, B * T * 3 * C), a.ref_dqkv, 1e-5, 1e-4, "dqkv");
+    return a;
+}
+
 TEST_CASE("attention forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(3);
     // HS 5: the scalar kernels; HS 8 and 12: the vec4 kernels (attention_vec4)
     const auto [NH, HS] = GENERATE(std::pair{3, 5}, std::pair{2, 8}, std::pair{1, 12});
-    const int B = 2, T = 9, C = NH * HS;
+    const int B = 2, T = 9;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {12345u, 7u};
     key.upload(k, 8);
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         INFO("NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
-        ref::Drop rd;
-        rd.p = prob;
-        rd.site = 4;
-        rd.key[0] = k[0];
-        rd.key[1] = k[1];
-        ops::AttnDropout gd{prob, 4, key};
-        auto qkv = test::randn(r, B * T * 3 * C), dout = test::randn(r, B * T * C);
-        auto gqkv = upload(qkv), gdout = upload(dout);
-        auto out = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
-        test::run([&](Program& p) {
-            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
-            p.barrier("backward reads att");
-            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
-        });
-        std::vector<double> ro, ratt, rdqkv;
-        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal, rd);
-        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS, rd);
-        test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
-        auto gatt = download(att, B * NH * T * T);
-        test::require_close(gatt, ratt, 1e-6, 1e-5, "attention weights");
-        test::require_close(download(dqkv, B * T * 3 * C), rdqkv, 1e-5, 1e-4, "dqkv");
+        AttentionRun a = check_attention(r, key, k, B, T, NH, HS, causal, prob, false);
+        const auto &qkv = a.qkv, &dout = a.dout, &gatt = a.att, &rdqkv = a.ref_dqkv;
+        const ref::Drop& rd = a.rd;
         if (causal) {
             // the future is masked: exact zeros above the diagonal, rows sum to 1
             for (int bh = 0; bh < B * NH; bh++)
@@ -185,30 +202,10 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     for (int T : {8, 132})
     for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
-        const int B = 2, C = NH * HS;
+        const int B = 2;
         INFO(kind << " T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
         env.set(kind);
-        ref::Drop rd;
-        rd.p = prob;
-        rd.site = 9;
-        rd.key[0] = k[0];
-        rd.key[1] = k[1];
-        ops::AttnDropout gd{prob, 9, key};
-        auto qkv = test::randn(r, B * T * 3 * C), dout = test::randn(r, B * T * C);
-        auto gqkv = upload(qkv), gdout = upload(dout);
-        auto out = zeros(B * T * C), att = upload(test::randn(r, B * NH * T * T)),  // stale values must not leak
-            dpre = upload(test::randn(r, B * NH * T * T)), dqkv = zeros(B * T * 3 * C);
-        test::run([&](Program& p) {
-            ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
-            p.barrier("backward reads att");
-            ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
-        });
-        std::vector<double> ro, ratt, rdqkv;
-        ref::attention_forward(ro, ratt, qkv, B, T, NH, HS, causal, rd);
-        ref::attention_backward(rdqkv, dout, qkv, ratt, B, T, NH, HS, rd);
-        test::require_close(download(out, B * T * C), ro, 1e-5, 1e-5, "attention out");
-        test::require_close(download(att, B * NH * T * T), ratt, 1e-6, 1e-5, "attention weights");
-        test::require_close(download(dqkv, B * T * 3 * C), rdqkv, 1e-5, 1e-4, "dqkv");
+        check_attention(r, key, k, B, T, NH, HS, causal, prob, true);  // stale att and dpre must not leak
     }
     }
     env.set("bogus");

@@ -42,6 +42,15 @@ void gemm_fetch(uint l0) {
 #endif
     }
 }
+// S[l .. l+3][row] = v.xyzw for the vec4 `idx` of a transposed operand's slice (GLSL passes no shared arrays)
+#define STAGE_TRANSPOSED(S, idx, v)                                   \
+    {                                                                 \
+        uint row_ = (idx) % TILE, l_ = 4 * ((idx) / TILE);            \
+        S[l_][row_ / 4][row_ % 4] = (v).x;                            \
+        S[l_ + 1][row_ / 4][row_ % 4] = (v).y;                        \
+        S[l_ + 2][row_ / 4][row_ % 4] = (v).z;                        \
+        S[l_ + 3][row_ / 4][row_ % 4] = (v).w;                        \
+    }
 void gemm_stage() {
     uint t = gl_LocalInvocationID.x;
     for (uint i = 0; i < 2; i++) {
@@ -49,20 +58,12 @@ void gemm_stage() {
 #if A_DIRECT
         As[idx / 32][idx % 32] = ra[i];
 #else
-        uint r = idx % TILE, l = 4 * (idx / TILE);
-        As[l][r / 4][r % 4] = ra[i].x;
-        As[l + 1][r / 4][r % 4] = ra[i].y;
-        As[l + 2][r / 4][r % 4] = ra[i].z;
-        As[l + 3][r / 4][r % 4] = ra[i].w;
+        STAGE_TRANSPOSED(As, idx, ra[i])
 #endif
 #if B_DIRECT
         Bs[idx / 32][idx % 32] = rb[i];
 #else
-        uint c = idx % TILE, lb = 4 * (idx / TILE);
-        Bs[lb][c / 4][c % 4] = rb[i].x;
-        Bs[lb + 1][c / 4][c % 4] = rb[i].y;
-        Bs[lb + 2][c / 4][c % 4] = rb[i].z;
-        Bs[lb + 3][c / 4][c % 4] = rb[i].w;
+        STAGE_TRANSPOSED(Bs, idx, rb[i])
 #endif
     }
 }
