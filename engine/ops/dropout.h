@@ -14,14 +14,14 @@ inline void dropout_forward(KernelCache& kc, Program& pr, BufferRange out, Buffe
                             BufferRange seed, uint32_t n, uint32_t site, float prob) {
     DropoutPush p{n, site, residual.buffer != nullptr, prob};
     BufferRange res = residual.buffer ? residual : x;
-    pr.dispatch(kc.get("dropout_forward", 4, sizeof p), {x, res, out, seed}, p, n);
+    pr.dispatch(kc.get("dropout_forward", 4, sizeof p), {x, res, out, seed}, p, (uint64_t(n) + 3) / 4);  // 4 a thread
 }
 
 // dx (n) = dout * mask / (1 - p)
 inline void dropout_backward(KernelCache& kc, Program& pr, BufferRange dx, BufferRange dout, BufferRange seed,
                              uint32_t n, uint32_t site, float prob) {
     DropoutBackPush p{n, site, prob};
-    pr.dispatch(kc.get("dropout_backward", 3, sizeof p), {dout, dx, seed}, p, n);
+    pr.dispatch(kc.get("dropout_backward", 3, sizeof p), {dout, dx, seed}, p, (uint64_t(n) + 3) / 4);
 }
 
 }  // namespace attn::ops

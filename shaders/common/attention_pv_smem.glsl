@@ -18,11 +18,8 @@ uint b, h, r0, c0;  // this workgroup's (b, h) and tile: rows r0.. (t for PV, t2
 vec4 load_p(uint row, uint col) {  // P'[row][col .. col+3] (col a multiple of 4; inside the matrix)
     uint idx = ((b * p.NH + h) * p.T + row) * p.T + col;
     vec4 v = texelFetch(p4, int(idx / 4));
-    if (p.dropout != 0 && p.prob > 0.0) {
-        float s = 1.0 / (1.0 - p.prob);
-        v *= vec4(dropout_keep(key, p.site, idx, p.prob) ? s : 0.0, dropout_keep(key, p.site, idx + 1, p.prob) ? s : 0.0,
-                  dropout_keep(key, p.site, idx + 2, p.prob) ? s : 0.0, dropout_keep(key, p.site, idx + 3, p.prob) ? s : 0.0);
-    }
+    if (p.dropout != 0 && p.prob > 0.0)  // idx is a multiple of 4 (T % 4 == 0): one Philox block
+        v *= vec4(dropout_keep4(key, p.site, idx / 4, p.prob)) / (1.0 - p.prob);
     return v;
 }
 #if A_DIRECT

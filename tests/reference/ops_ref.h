@@ -11,9 +11,10 @@ using Vec = std::vector<double>;
 using U32 = std::vector<uint32_t>;
 
 // Philox4x32-10, bit for bit as shaders/common/philox.glsl: the twin drops the same elements as the GPU.
+// One block per 4 consecutive elements (counter index / 4), its four outputs for elements 4k .. 4k+3.
 inline bool dropout_keep(const uint32_t key_in[2], uint32_t site, uint32_t index, float p) {
     if (p <= 0.0f) return true;
-    uint32_t c[4] = {index, site, 0, 0}, k[2] = {key_in[0], key_in[1]};
+    uint32_t c[4] = {index >> 2, site, 0, 0}, k[2] = {key_in[0], key_in[1]};
     for (int r = 0; r < 10; r++) {
         uint64_t p0 = uint64_t(0xD2511F53u) * c[0], p1 = uint64_t(0xCD9E8D57u) * c[2];
         uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0), hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
@@ -22,7 +23,7 @@ inline bool dropout_keep(const uint32_t key_in[2], uint32_t site, uint32_t index
         k[0] += 0x9E3779B9u;
         k[1] += 0xBB67AE85u;
     }
-    return float(c[0] >> 8) * (1.0f / 16777216.0f) >= p;
+    return float(c[index & 3] >> 8) * (1.0f / 16777216.0f) >= p;
 }
 struct Drop {
     float p = 0;
