@@ -57,14 +57,13 @@ struct AttnDropout {
 };
 
 namespace detail {
-inline uint64_t smem_groups(uint32_t rows, uint32_t cols) { return uint64_t((rows + 127) / 128) * ((cols + 127) / 128); }
 // mat (B,NH,T,T) [:, :, t, t2] = scale * X[b,t,h,:] . Y[b,t2,h,:] (mode 0) or . * dropout keep/scale (mode 1)
 inline void attention_nt(KernelCache& kc, Program& pr, BufferRange mat, BufferRange x, uint32_t x_stride4,
                          uint32_t x_off4, BufferRange y, uint32_t y_stride4, uint32_t y_off4, uint32_t B, uint32_t T,
                          uint32_t NH, uint32_t HS, bool causal, const AttnDropout& drop, uint32_t mode, float scale) {
     AttnNtPush p{B, T, NH, HS, causal, drop.site, drop.prob, mode, x_stride4, x_off4, y_stride4, y_off4, scale};
     pr.dispatch(kc.get("attention_nt_smem", "vvss", sizeof p), {x, y, mat, drop.seed}, p,
-                uint64_t(B) * NH * smem_groups(T, T) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
+                uint64_t(B) * NH * smem_tiles(T, T) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
 }
 // out[b, row, out_off + h*HS + j] = scale * (P' @ Y) (ptv false) or (P'^T @ Y) (ptv true), P (B,NH,T,T)
 inline void attention_pv(KernelCache& kc, Program& pr, bool ptv, BufferRange out, uint32_t out_stride,
@@ -73,7 +72,7 @@ inline void attention_pv(KernelCache& kc, Program& pr, bool ptv, BufferRange out
                          const AttnDropout& drop, float scale) {
     AttnPvPush p{B, T, NH, HS, causal, drop.site, drop.prob, dropout, y_stride4, y_off4, out_stride, out_off, scale};
     pr.dispatch(kc.get(ptv ? "attention_ptv_smem" : "attention_pv_smem", "vvss", sizeof p), {P, y, out, drop.seed}, p,
-                uint64_t(B) * NH * smem_groups(T, HS) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
+                uint64_t(B) * NH * smem_tiles(T, HS) * WORKGROUP, double(B) * NH * T * T * HS * (causal ? 0.5 : 1.0));
 }
 inline void attention_softmax(KernelCache& kc, Program& pr, BufferRange att, BufferRange dpre, uint32_t B,
                               uint32_t T, uint32_t NH, bool causal, uint32_t phase) {

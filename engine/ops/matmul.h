@@ -24,9 +24,9 @@ struct MatmulDwPush { uint32_t M, N, K, has_bias, relu, splits, stride, db_off; 
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 
 // Which kernels: `plain` (any K); `tiled`, 8x8 register tiles read straight from memory (CPU devices: lavapipe,
-// where barriers cost more than shared memory saves; GPUs whose limits are too small, ops/smem.h); `smem`, 128x128 tiles per workgroup of 256 staged through
-// shared memory (GPUs; shaders/common/gemm_smem.glsl; on an H200 the forward is 8x faster than `tiled` for the gpt
-// preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
+// where barriers cost more than shared memory saves; GPUs whose limits are too small, ops/smem.h); `smem`,
+// 128x128 tiles per workgroup of 256 staged through shared memory (GPUs; shaders/common/gemm_smem.glsl; on an
+// H200 the forward is 8x faster than `tiled` for the gpt preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
 // ATTN_MATMUL=tiled|smem forces one of the two for K % 4 == 0 (tests, benchmarks).
 enum class MatmulKernel { plain, tiled, smem };
 inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
@@ -38,10 +38,6 @@ inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
         throw Error("ATTN_MATMUL='" + v + "' is not a matmul kernel: use tiled or smem (or unset it)");
     }
     return smem_default(ctx) ? MatmulKernel::smem : MatmulKernel::tiled;
-}
-constexpr uint32_t SMEM_TILE = 128;  // the smem kernels' tile of their output, per workgroup
-inline uint64_t smem_tiles(uint32_t rows, uint32_t cols) {
-    return uint64_t((rows + SMEM_TILE - 1) / SMEM_TILE) * ((cols + SMEM_TILE - 1) / SMEM_TILE);
 }
 inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
     return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0;
@@ -90,8 +86,9 @@ inline size_t matmul_backward_scratch(uint32_t N, uint32_t K, bool has_bias, uin
 }
 
 // dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
-// splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are cut into that many row
-// ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second pass.
+// splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are
+// cut into that many row ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second
+// pass.
 inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange dbias,
                             BufferRange dout, BufferRange inp, BufferRange w, BufferRange out, uint32_t M, uint32_t N,
                             uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate,

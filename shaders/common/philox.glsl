@@ -13,17 +13,15 @@ uvec4 philox4x32(uvec4 ctr, uvec2 key) {
 }
 // Dropout's numbers: one Philox block per 4 consecutive elements (counter = index / 4) and its four outputs for
 // elements 4k .. 4k+3, as curand's Philox4x32 is used: a kernel that handles 4 elements pays for one block.
-// True when element `index` of dropout site `site` survives (probability 1 - p).
-bool dropout_keep(uvec2 key, uint site, uint index, float p) {
-    if (p <= 0.0) return true;
-    uvec4 r = philox4x32(uvec4(index >> 2, site, 0u, 0u), key);
-    uint e = index & 3u;
-    uint x = e == 0u ? r.x : e == 1u ? r.y : e == 2u ? r.z : r.w;  // selects, not a component picked by a variable
-    return float(x >> 8) * (1.0 / 16777216.0) >= p;
-}
-// dropout_keep for elements 4 * index4 .. 4 * index4 + 3, one Philox block.
+// Whether elements 4 * index4 .. 4 * index4 + 3 of dropout site `site` survive (probability 1 - p each).
 bvec4 dropout_keep4(uvec2 key, uint site, uint index4, float p) {
     if (p <= 0.0) return bvec4(true);
     uvec4 r = philox4x32(uvec4(index4, site, 0u, 0u), key);
     return greaterThanEqual(vec4(r >> 8u) * (1.0 / 16777216.0), vec4(p));
+}
+// True when element `index` survives: its component of the block above.
+bool dropout_keep(uvec2 key, uint site, uint index, float p) {
+    bvec4 k = dropout_keep4(key, site, index >> 2, p);
+    uint e = index & 3u;
+    return e == 0u ? k.x : e == 1u ? k.y : e == 2u ? k.z : k.w;  // selects, not a component picked by a variable
 }
