@@ -4,42 +4,4 @@
 // loads on GPUs) and each invocation keeps an 8x8 tile of outputs in registers: 16 fetches per 256 MACs.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
-layout(binding = 0) uniform samplerBuffer inp4;                       // (M, K/4) vec4
-layout(binding = 1) uniform samplerBuffer w4;                         // (N, K/4) vec4
-layout(std430, binding = 2) readonly buffer Bias { float bias[]; };   // (N,)
-layout(std430, binding = 3) writeonly buffer Out { float outp[]; };   // (M, N)
-layout(std430, binding = 4) readonly buffer Res { float res[]; };     // (M, N)
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual; } p;
-const uint TM = 8, TN = 8;
-void main() {
-    uint tiles_n = (p.N + TN - 1) / TN;
-    uint i = gid();
-    if (i >= ((p.M + TM - 1) / TM) * tiles_n) return;
-    uint m0 = (i / tiles_n) * TM, n0 = (i % tiles_n) * TN;
-    uint K4 = p.K / 4;
-    int arow[TM], wrow[TN];
-    for (uint r = 0; r < TM; r++) arow[r] = int(min(m0 + r, p.M - 1) * K4);  // clamped: out-of-range rows are computed, not stored
-    for (uint c = 0; c < TN; c++) wrow[c] = int(min(n0 + c, p.N - 1) * K4);
-    float acc[TM][TN];
-    for (uint r = 0; r < TM; r++)
-        for (uint c = 0; c < TN; c++) acc[r][c] = 0.0;
-    for (uint k = 0; k < K4; k++) {
-        vec4 a[TM], b[TN];
-        for (uint r = 0; r < TM; r++) a[r] = texelFetch(inp4, arow[r] + int(k));
-        for (uint c = 0; c < TN; c++) b[c] = texelFetch(w4, wrow[c] + int(k));
-        for (uint r = 0; r < TM; r++)
-            for (uint c = 0; c < TN; c++) acc[r][c] += dot(a[r], b[c]);
-    }
-    for (uint r = 0; r < TM; r++) {
-        uint m = m0 + r;
-        if (m >= p.M) break;
-        for (uint c = 0; c < TN; c++) {
-            uint n = n0 + c;
-            if (n >= p.N) break;
-            float s = acc[r][c] + (p.has_bias != 0 ? bias[n] : 0.0);
-            if (p.relu != 0) s = max(s, 0.0);
-            if (p.has_residual != 0) s += res[m * p.N + n];
-            outp[m * p.N + n] = s;
-        }
-    }
-}
+#include "matmul_forward_tiled.glsl"

@@ -56,8 +56,10 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
         return;
     case MatmulKernel::tiled: {  // one invocation per 8x8 tile
         uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
-        pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p), {inp, w, bias, out, res}, p, tiles,
-                    double(M) * N * K);
+        // N % 4 == 0 and 16-byte aligned output (and residual): stores four outputs at a time
+        bool vec4_out = N % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
+        pr.dispatch(kc.get(vec4_out ? "matmul_forward_tiled4" : "matmul_forward_tiled", "vvsss", sizeof p),
+                    {inp, w, bias, out, res}, p, tiles, double(M) * N * K);
         return;
     }
     case MatmulKernel::plain: break;
@@ -80,9 +82,14 @@ inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t 
     if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
     return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K), K <= N ? 4096 : 0) : 1;
 }
+// Floats between two row ranges' partial dw (then dbias) in matmul_backward's scratch: a multiple of 4, so that
+// each range's dw starts on a vec4.
+inline uint32_t matmul_split_stride(uint32_t N, uint32_t K, bool has_bias) {
+    return (N * K + (has_bias ? N : 0) + 3) / 4 * 4;
+}
 // Floats of scratch matmul_backward needs for `splits` row ranges (0 when not split).
 inline size_t matmul_backward_scratch(uint32_t N, uint32_t K, bool has_bias, uint32_t splits) {
-    return splits > 1 ? size_t(splits) * (size_t(N) * K + (has_bias ? N : 0)) : 0;
+    return splits > 1 ? size_t(splits) * matmul_split_stride(N, K, has_bias) : 0;
 }
 
 // dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
@@ -95,12 +102,14 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
                             BufferRange scratch = {}, uint32_t splits = 1) {
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
     const Kernel* k;
-    if (!matmul_tiled(K) || M < 2) splits = 1;
+    // the tiled kernels store dinp and dw as vec4s: 16-byte offsets (parameters and activations always are)
+    bool tiled = matmul_tiled(K) && (!want_dinp || dinp.offset % 16 == 0) && (splits > 1 || dw.offset % 16 == 0);
+    if (!tiled || M < 2) splits = 1;
     if (splits > 1) {
         if (!scratch.buffer || scratch.size() < matmul_backward_scratch(N, K, has_bias, splits) * 4)
             throw Error("internal error: matmul_backward split over rows without enough scratch");
         p.splits = splits;
-        p.stride = N * K + (has_bias ? N : 0);
+        p.stride = matmul_split_stride(N, K, has_bias);
         p.db_off = N * K;
     }
     BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : dbias;
@@ -123,7 +132,7 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     }
     std::initializer_list<BufferRange> bufs = {dout, inp, w, fwd_out, dinp, dw_out, db_out};
     uint64_t n_dinp, n_rest;  // invocations: dinp part, then dw and dbias
-    if (matmul_tiled(K)) {
+    if (tiled) {
         // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
         uint64_t TRI = N % 4 == 0 ? 8 : 4, TKI = 2;
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;

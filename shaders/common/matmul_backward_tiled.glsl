@@ -4,14 +4,16 @@ layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) 
 layout(binding = 1) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4) vec4
 layout(binding = 3) uniform samplerBuffer out_t;                      // like dout: forward output (relu)
-layout(std430, binding = 4) buffer Dinp { float dinp[]; };            // (M, K)
-layout(std430, binding = 5) writeonly buffer Dw { float dw[]; };      // (N, K)
+// dinp and dw are stored four at a time: their offsets are multiples of 16 bytes (engine/ops/matmul.h checks)
+layout(std430, binding = 4) buffer Dinp { vec4 dinp4[]; };            // (M, K/4)
+layout(std430, binding = 5) writeonly buffer Dw { vec4 dw4[]; };      // (N, K/4)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
 // dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs).
 // splits > 1: the dw and dbias sums over the M rows are cut into `splits` row ranges (more invocations for a
 // GPU to run at once); range s writes its partial sums at s * stride in the Dw/Db bindings (both bound to one
-// scratch buffer, dbias at db_off), and reduce_splits.comp adds them up. splits == 1: stride 0, db_off 0.
+// scratch buffer, dbias at db_off; stride a multiple of 4), and reduce_splits.comp adds them up. splits == 1:
+// stride 0, db_off 0.
 layout(push_constant) uniform P {
     uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count, splits, stride, db_off;
 } p;
@@ -94,10 +96,8 @@ void main() {
             for (uint j = 0; j < TKI; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
-                for (uint e = 0; e < 4; e++) {
-                    uint o = m * p.K + k4 * 4 + e;
-                    dinp[o] = p.accumulate != 0 ? dinp[o] + acc[r][j][e] : acc[r][j][e];
-                }
+                uint o = m * K4 + k4;
+                dinp4[o] = p.accumulate != 0 ? dinp4[o] + acc[r][j] : acc[r][j];
             }
         }
         return;
@@ -142,7 +142,7 @@ void main() {
             for (uint j = 0; j < TKW; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
-                for (uint e = 0; e < 4; e++) dw[split * p.stride + n * p.K + k4 * 4 + e] = acc[r][j][e];
+                dw4[(split * p.stride) / 4 + n * K4 + k4] = acc[r][j];
             }
         }
         return;
