@@ -5,8 +5,8 @@
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };   // (B, T, V)
 layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
-layout(std430, binding = 3) writeonly buffer Dlogits { float dlogits[]; };// (B, T, V)
-layout(push_constant) uniform P { uint B, T, V; } p;
+layout(std430, binding = 3) writeonly buffer Dlogits { float dlogits[]; };// (B, T, ld)
+layout(push_constant) uniform P { uint B, T, V, ld; } p;  // ld: dlogits row stride (>= V)
 void main() {
     uint r = gid();
     if (r >= p.B * p.T) return;
@@ -20,6 +20,7 @@ void main() {
     float inv = 1.0 / sum, scale = 1.0 / float(p.B * p.T);
     for (uint v = 0; v < p.V; v++) {
         float prob = exp(logits[o + v] - mx) * inv;
-        dlogits[o + v] = (prob - (v == target ? 1.0 : 0.0)) * scale;
+        dlogits[r * p.ld + v] = (prob - (v == target ? 1.0 : 0.0)) * scale;
     }
+    for (uint v = p.V; v < p.ld; v++) dlogits[r * p.ld + v] = 0.0;  // padding: no gradient
 }

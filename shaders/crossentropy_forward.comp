@@ -7,7 +7,7 @@ layout(std430, binding = 0) readonly buffer Logits { float logits[]; }; // (B, T
 layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 3) writeonly buffer Losses { float losses[]; }; // (B, T)
-layout(push_constant) uniform P { uint B, T, V; } p;
+layout(push_constant) uniform P { uint B, T, V, ld; } p;  // ld unused here
 void main() {
     uint r = gid();
     if (r >= p.B * p.T) return;

@@ -10,8 +10,8 @@ layout(binding = 0) uniform samplerBuffer logits_t;                       // (B,
 layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
 layout(std430, binding = 3) writeonly buffer Losses { float losses[]; };  // (B, T)
-layout(std430, binding = 4) writeonly buffer Dlogits { float dlogits[]; };// (B, T, V)
-layout(push_constant) uniform P { uint B, T, V; } p;
+layout(std430, binding = 4) writeonly buffer Dlogits { float dlogits[]; };// (B, T, ld)
+layout(push_constant) uniform P { uint B, T, V, ld; } p;  // ld: dlogits row stride (>= V)
 void main() {
     uint r = gid();
     if (r >= p.B * p.T) return;
@@ -26,6 +26,7 @@ void main() {
     float inv = 1.0 / sum, scale = 1.0 / float(p.B * p.T);
     for (uint v = 0; v < p.V; v++) {
         float prob = exp(texelFetch(logits_t, int(o + v)).x - mx) * inv;
-        dlogits[o + v] = (prob - (v == target ? 1.0 : 0.0)) * scale;
+        dlogits[r * p.ld + v] = (prob - (v == target ? 1.0 : 0.0)) * scale;
     }
+    for (uint v = p.V; v < p.ld; v++) dlogits[r * p.ld + v] = 0.0;  // padding: no gradient
 }

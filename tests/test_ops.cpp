@@ -247,6 +247,21 @@ TEST_CASE("cross-entropy forward and backward match the CPU reference and finite
     test::run([&](Program& p) { ops::crossentropy_fused(test::kernels(), p, losses2, dlogits2, gl, gtok, goff, B, T, V); });
     REQUIRE(losses2.read<float>(B * T) == losses.read<float>(B * T));
     REQUIRE(dlogits2.read<float>(B * T * V) == dlogits.read<float>(B * T * V));
+
+    // dlogits rows padded to 68 floats (lm_head's backward reads them four at a time): the same values, then
+    // zeros over whatever the buffer held
+    const int ld = 68;
+    auto pad3 = upload(std::vector<float>(B * T * ld, 7.0f)), pad4 = upload(std::vector<float>(B * T * ld, 7.0f));
+    test::run([&](Program& p) {
+        ops::crossentropy_fused(test::kernels(), p, losses2, pad3, gl, gtok, goff, B, T, V, ld);
+        ops::crossentropy_backward(test::kernels(), p, pad4, gl, gtok, goff, B, T, V, ld);
+    });
+    auto d = dlogits.read<float>(B * T * V);
+    for (const Buffer* pad : {&pad3, &pad4}) {
+        auto dp = pad->read<float>(B * T * ld);
+        for (int row = 0; row < B * T; row++)
+            for (int v = 0; v < ld; v++) REQUIRE(dp[row * ld + v] == (v < V ? d[row * V + v] : 0.0f));
+    }
 }
 
 TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {
@@ -341,6 +356,22 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
         test::require_close(download(dw, N * K), rdw, 1e-4, 1e-5, "dw");
         if (has_bias) test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
         else REQUIRE(download(db, N) == std::vector<double>(N, 0.0));  // not written
+
+        // dout with rows padded to a multiple of 4 (as lm_head's dlogits): the same gradients (N 19: the vec4
+        // kernel over 20 columns, the last one zero; N % 4 == 0: no padding, the call as above)
+        if (relu) continue;
+        uint32_t ld = ops::matmul_dout_ld(N, K);
+        std::vector<float> dpad(size_t(M) * ld, 0.0f);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) dpad[size_t(m) * ld + n] = float(dout[size_t(m) * N + n]);
+        auto gdpad = upload(dpad), dinp2 = upload(prior), dw2 = zeros(N * K), db2 = zeros(N);
+        test::run([&](Program& p) {
+            ops::matmul_backward(test::kernels(), p, dinp2, dw2, db2, gdpad, ginp, gw, out, M, N, K, has_bias, false,
+                                 want_dinp, accumulate, scratch, splits, true);
+        });
+        test::require_close(download(dinp2, M * K), rdinp, 1e-5, 1e-5, "dinp (padded dout)");
+        test::require_close(download(dw2, N * K), rdw, 1e-4, 1e-5, "dw (padded dout)");
+        if (has_bias) test::require_close(download(db2, N), rdb, 1e-4, 1e-5, "dbias (padded dout)");
     }
     }
     env.set("bogus");

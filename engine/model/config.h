@@ -43,6 +43,7 @@ struct Config {
     int hs() const { return head_size > 0 ? head_size : n_embd / (n_head > 0 ? n_head : 1); }
     int attn_dim() const { return n_head * hs(); }  // width of the concatenated heads
     int ffn_dim() const { return residual ? 4 * n_embd : n_embd; }
+    int lm_head_width() const { return (residual || ffn) ? n_embd : attn_dim(); }  // the stream reaching lm_head
 
     // Sets the lecture's defaults for a preset, keeping seed and sampling settings; false if unknown.
     bool apply_preset(const std::string& name);

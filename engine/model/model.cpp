@@ -23,7 +23,8 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     logits = Buffer(ctx, f4(bt * V), host_logits);
     losses = Buffer(ctx, f4(bt));
     result = Buffer(ctx, f4(4), true);
-    dlogits = Buffer(ctx, f4(bt * V));
+    dlogits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_dout_ld(V, cfg.lm_head_width());
+    dlogits = Buffer(ctx, f4(bt * dlogits_ld));
     if (cfg.kind == ModelKind::Bigram) return;
     size_t C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn ? cfg.ffn_dim() : 0, NH = cfg.n_head;
     x = Buffer(ctx, f4(bt * C));
@@ -89,7 +90,7 @@ size_t Model::bytes_needed(const Config& c, int V) {
     size_t params = V * C + T * C + L * (3 * A * C + A * C + F * C * 2 + 8 * C) + V * C + V;
     size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C) + c.batch_size * NH * T * T;
     size_t grads = bt * (2 * std::max({C, A, F}) + C + A + 3 * A + F + C) + c.batch_size * NH * T * T;
-    return f4(4 * params + L * per_block + bt * (C + 2 * C + 2 * V + 1) + grads);
+    return f4(4 * params + L * per_block + bt * (C + 2 * C + V + ops::matmul_dout_ld(V, c.lm_head_width()) + 1) + grads);
 }
 
 void Model::init(uint64_t seed) {
@@ -188,7 +189,7 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             }
         }
         const Buffer* fin = &block_output(a, c.n_layer - 1);
-        uint32_t D = (c.residual || c.ffn) ? C : A;
+        uint32_t D = c.lm_head_width();
         if (c.layernorm) {
             pr.barrier("the final LayerNorm reads the stream");
             ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_layout.lnf_w), p(m_layout.lnf_b), BT, C);
@@ -201,7 +202,7 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
     if (!with_loss) return;
     pr.barrier("cross-entropy reads the logits");
     if (training) {  // a training step: the loss's gradient too, in the same pass (record_backward starts from it)
-        ops::crossentropy_fused(m_kc, pr, a.losses, a.dlogits, a.logits, tokens, offsets, B, T, V);
+        ops::crossentropy_fused(m_kc, pr, a.losses, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld);
         a.dlogits_recorded = true;
     } else {
         ops::crossentropy_forward(m_kc, pr, a.losses, a.logits, tokens, offsets, B, T, V);
@@ -213,14 +214,15 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
 void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, const Buffer& seed) {
     const Config& c = m_cfg;
     uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
-    if (!a.dlogits_recorded) ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V);
+    if (!a.dlogits_recorded)
+        ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld);
     pr.barrier("backward reads dlogits");
     if (c.kind == ModelKind::Bigram) {
         ops::embedding_backward(m_kc, pr, g(0), m_dummy, a.dlogits, tokens, offsets, B, T, V, V, false);
         return;
     }
     uint32_t C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim();
-    uint32_t D = (c.residual || c.ffn) ? C : A;
+    uint32_t D = c.lm_head_width();
     float drop = c.dropout;
     const bool res = c.residual;
     // Backward sums over the B*T rows (dw, dbias, LayerNorm's dw/db) split into row ranges on a GPU (1 range
@@ -250,12 +252,16 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     Buffer* cur = &a.dres;
     Buffer* other = &a.dres2;
     const Buffer& last = block_output(a, c.n_layer - 1);
+    // lm_head: dlogits' rows padded to a multiple of 4 (a.dlogits_ld), read four at a time
+    bool padded = a.dlogits_ld != V;
     if (c.layernorm) {
-        mm_back(a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
+        ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w),
+                             m_dummy, BT, V, D, true, false, true, false, a.scratch, mm_splits(V, D), padded);
         pr.barrier("ln_f backward reads its output gradient");
         ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
     } else {
-        mm_back(*cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w), m_dummy, BT, V, D, true, false, true, false);
+        ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w),
+                             m_dummy, BT, V, D, true, false, true, false, a.scratch, mm_splits(V, D), padded);
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
         const BlockParams& P = m_layout.blocks[l];

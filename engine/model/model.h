@@ -59,7 +59,8 @@ struct Activations {
     Buffer losses;                 // (B,T)
     Buffer result;                 // (4,) host-visible: mean loss, non-finite flag
     // gradients and scratch, shared by all blocks
-    Buffer dlogits;                // (B,T,V)
+    Buffer dlogits;                // (B,T,dlogits_ld)
+    uint32_t dlogits_ld = 0;       // dlogits' row stride: V, or V rounded up to 4 for lm_head's backward (ops/matmul.h)
     bool dlogits_recorded = false; // the recorded training forward already writes dlogits (crossentropy_fused)
     Buffer dres, dres2;            // (B,T,max(C,A,F)) the stream's gradient (ping-pong without residuals)
     Buffer dln;                    // (B,T,C)  gradient at a LayerNorm's output

@@ -53,7 +53,7 @@ ModelLayout make_layout(const Config& cfg, int V) {
         L.lnf_w = add("ln_f.weight", {C}, Init::Ones);
         L.lnf_b = add("ln_f.bias", {C}, Init::Zeros);
     }
-    int D = (cfg.residual || cfg.ffn) ? C : A;  // width of the stream reaching lm_head
+    int D = cfg.lm_head_width();
     L.lm_w = add("lm_head.weight", {V, D}, Init::Uniform, lin(D));
     L.lm_b = add("lm_head.bias", {V}, Init::Uniform, lin(D));
     return L;

@@ -1,6 +1,7 @@
-// Body of matmul_backward_tiled.comp and matmul_backward_tiled4.comp (DOUT_VEC4: N % 4 == 0, dout and
-// the forward output read as vec4 too, so every fetch carries four values).
-layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) R32F, or (M, N/4) vec4
+// Body of matmul_backward_tiled.comp and matmul_backward_tiled4.comp (DOUT_VEC4: dout and the forward output
+// read as vec4 too, so every fetch carries four values: their rows are N4 = ceil(N/4) vec4s, N % 4 == 0 or rows
+// padded with zeros, as cross-entropy writes lm_head's dlogits; padded, the forward output is not read: no ReLU).
+layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) R32F, or (M, N4) vec4
 layout(binding = 1) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4) vec4
 layout(binding = 3) uniform samplerBuffer out_t;                      // like dout: forward output (relu)
@@ -28,7 +29,7 @@ const uint TRI = 4, TKI = 2, TRW = 4, TKW = 2;
 #ifdef DOUT_VEC4
 // dout[m, 4*n4 .. 4*n4+3], relu-masked
 vec4 g4(uint m, uint n4) {
-    int idx = int(m * (p.N / 4) + n4);
+    int idx = int(m * ((p.N + 3) / 4) + n4);
     vec4 d = texelFetch(dout_t, idx);
     if (p.relu != 0) d *= vec4(greaterThan(texelFetch(out_t, idx), vec4(0.0)));  // out > 0
     return d;
@@ -63,18 +64,19 @@ void main() {
         for (uint r = 0; r < TRI; r++)
             for (uint j = 0; j < TKI; j++) acc[r][j] = vec4(0.0);
 #ifdef DOUT_VEC4
-        for (uint n4 = 0; n4 < p.N / 4; n4++) {
+        for (uint n4 = 0; n4 < (p.N + 3) / 4; n4++) {
             vec4 d[TRI];
             for (uint r = 0; r < TRI; r++) d[r] = g4(min(m0 + r, p.M - 1), n4);
-            // the four rows n of w, named: no component picked by a loop index (a stack access on CPU drivers)
+            // the four rows n of w, named: no component picked by a loop index (a stack access on CPU drivers);
+            // rows past N (padding, where dout is 0) read as row N-1
             vec4 w0[TKI], w1[TKI], w2[TKI], w3[TKI];
-            uint n = n4 * 4;
+            uint n = n4 * 4, n1 = min(n + 1, p.N - 1), n2 = min(n + 2, p.N - 1), n3 = min(n + 3, p.N - 1);
             for (uint j = 0; j < TKI; j++) {
                 int kk = int(min(k0 + j, K4 - 1));
                 w0[j] = texelFetch(w4, int(n * K4) + kk);
-                w1[j] = texelFetch(w4, int((n + 1) * K4) + kk);
-                w2[j] = texelFetch(w4, int((n + 2) * K4) + kk);
-                w3[j] = texelFetch(w4, int((n + 3) * K4) + kk);
+                w1[j] = texelFetch(w4, int(n1 * K4) + kk);
+                w2[j] = texelFetch(w4, int(n2 * K4) + kk);
+                w3[j] = texelFetch(w4, int(n3 * K4) + kk);
             }
             for (uint r = 0; r < TRI; r++)
                 for (uint j = 0; j < TKI; j++)
@@ -121,7 +123,7 @@ void main() {
             for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
             for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout, components named
-                vec4 d = g4(m, min(n0 / 4 + r4, p.N / 4 - 1));
+                vec4 d = g4(m, min(n0 / 4 + r4, (p.N + 3) / 4 - 1));
                 for (uint j = 0; j < TKW; j++) {
                     acc[r4 * 4][j] += d.x * iv[j];
                     acc[r4 * 4 + 1][j] += d.y * iv[j];
