@@ -146,7 +146,8 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         bool dout4 = N % 4 == 0 || dout_padded;
         uint64_t TRI = dout4 ? 8 : 4, TKI = 2;
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
-        n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias ? N : 0)) * splits;
+        // dbias: summed by dw's tiles with the vec4 kernel, by N more invocations with the scalar one
+        n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias && !dout4 ? N : 0)) * splits;
         k = dout4 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p)  // dout as vec4 too
                        : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
     } else {

@@ -9,7 +9,8 @@ layout(binding = 3) uniform samplerBuffer out_t;                      // like do
 layout(std430, binding = 4) buffer Dinp { vec4 dinp4[]; };            // (M, K/4)
 layout(std430, binding = 5) writeonly buffer Dw { vec4 dw4[]; };      // (N, K/4)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
-// invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias): a big job is
+// invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias; with DOUT_VEC4 the
+// dw tiles at k0 == 0 sum dbias too, from the dout they read anyway, and there are no dbias invocations): a big job is
 // dispatched in two parts, dinp and the rest, so that each part's cost is known (segmented programs).
 // splits > 1: the dw and dbias sums over the M rows are cut into `splits` row ranges (more invocations for a
 // GPU to run at once); range s writes its partial sums at s * stride in the Dw/Db bindings (both bound to one
@@ -118,12 +119,18 @@ void main() {
         vec4 acc[TRW][TKW];
         for (uint r = 0; r < TRW; r++)
             for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
+#ifdef DOUT_VEC4
+        bool sum_bias = p.has_bias != 0 && k0 == 0;  // dbias[n0 .. n0+TRW-1] = the sum of the rows' d
+        vec4 bsum[TRW / 4];
+        for (uint r4 = 0; r4 < TRW / 4; r4++) bsum[r4] = vec4(0.0);
+#endif
         for (uint m = m_begin; m < m_end; m++) {
             vec4 iv[TKW];
             for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
             for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout, components named
                 vec4 d = g4(m, min(n0 / 4 + r4, (p.N + 3) / 4 - 1));
+                if (sum_bias) bsum[r4] += d;
                 for (uint j = 0; j < TKW; j++) {
                     acc[r4 * 4][j] += d.x * iv[j];
                     acc[r4 * 4 + 1][j] += d.y * iv[j];
@@ -147,8 +154,17 @@ void main() {
                 dw4[(split * p.stride) / 4 + n * K4 + k4] = acc[r][j];
             }
         }
+#ifdef DOUT_VEC4
+        if (sum_bias)
+            for (uint r4 = 0; r4 < TRW / 4; r4++)
+                for (uint e = 0; e < 4; e++) {
+                    uint n = n0 + r4 * 4 + e;
+                    if (n < p.N) db[split * p.stride + p.db_off + n] = bsum[r4][e];
+                }
+#endif
         return;
     }
+#ifndef DOUT_VEC4
     i -= n_dw;
     if (p.has_bias != 0 && i < p.N * p.splits) {
         uint split = i / p.N, n = i % p.N;
@@ -156,4 +172,5 @@ void main() {
         for (uint m = split * rows; m < min(p.M, split * rows + rows); m++) s += g(m, n);
         db[split * p.stride + p.db_off + n] = s;
     }
+#endif
 }
