@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
         const Shape shapes[] = {{"qkv  384->1152", 1152, 384, false}, {"proj 384->384", 384, 384, false},
                                 {"ffn1 384->1536", 1536, 384, true},  {"ffn2 1536->384", 384, 1536, false},
                                 {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true},
-                                {"C64 64->192", 192, 64, false},      {"C32 32->128", 128, 32, true},
+                                {"C64 64->192", 192, 64, false},      {"C64 256->64", 64, 256, false},
+                                {"C64 64->64", 64, 64, false},        {"C32 32->128", 128, 32, true},
                                 {"C32 32->32", 32, 32, false}};
         std::printf("M = %u rows\n%-16s %12s %12s %12s %7s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s",
                     "splits");

@@ -144,7 +144,7 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     if (tiled) {
         // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
         bool dout4 = N % 4 == 0 || dout_padded;
-        uint64_t TRI = dout4 ? 8 : 4, TKI = 2;
+        uint64_t TRI = dout4 ? 8 : 4, TKI = dout4 ? 4 : 2;
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
         // dbias: summed by dw's tiles with the vec4 kernel, by N more invocations with the scalar one
         n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias && !dout4 ? N : 0)) * splits;

@@ -22,7 +22,7 @@ layout(push_constant) uniform P {
 // Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
 //   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
 #ifdef DOUT_VEC4
-const uint TRI = 8, TKI = 2, TRW = 8, TKW = 4;
+const uint TRI = 8, TKI = 4, TRW = 8, TKW = 4;
 #else
 const uint TRI = 4, TKI = 2, TRW = 4, TKW = 2;
 #endif
