@@ -67,10 +67,18 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
     pr.dispatch(kc.get("matmul_forward", 5, sizeof p), {inp, w, bias, out, res}, p, uint64_t(M) * N, double(M) * N * K);
 }
 
+// Vec4 columns of k per dw tile (TKW in shaders/common/matmul_backward_tiled.glsl): the vec4 kernel takes 8
+// (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when that still leaves a subgroup of 8 tiles, else 4
+// (attn_bench_matmul 512 on lavapipe: C64 dw 20 -> 25-27 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32, 17 -> 11.5);
+// the scalar kernel 2.
+inline uint32_t matmul_dw_tkw(uint32_t N, uint32_t K, bool dout4) {
+    if (!dout4) return 2;
+    return uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 8 ? 8 : 4;
+}
 // Invocations of the dw part with one row range: tiles of TRW x 4*TKW as in
 // shaders/common/matmul_backward_tiled.glsl (the tiled kernels, K % 4 == 0).
 inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K, bool dout4) {
-    uint64_t TRW = dout4 ? 8 : 4, TKW = dout4 ? 4 : 2;
+    uint64_t TRW = dout4 ? 8 : 4, TKW = matmul_dw_tkw(N, K, dout4);
     return (N + TRW - 1) / TRW * ((K / 4 + TKW - 1) / TKW);
 }
 // How many row ranges matmul_backward's dw/dbias sums are split into on this device (1 for the plain kernels).
@@ -148,7 +156,7 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
         // dbias: summed by dw's tiles with the vec4 kernel, by N more invocations with the scalar one
         n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias && !dout4 ? N : 0)) * splits;
-        k = dout4 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p)  // dout as vec4 too
+        k = dout4 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p, matmul_dw_tkw(N, K, true))  // dout vec4
                        : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
     } else {
         n_dinp = want_dinp ? uint64_t(M) * K : 0;
