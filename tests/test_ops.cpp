@@ -376,6 +376,14 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
     }
     env.set("bogus");
     CHECK_THROWS_WITH(ops::matmul_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
+    env.set("tiled");
+    // padded dout rows with ReLU: the forward output would be read with dout's stride; refused
+    auto b = zeros(8 * 20 * 8);
+    CHECK_THROWS_WITH(test::run([&](Program& p) {
+                          ops::matmul_backward(test::kernels(), p, b, b, b, b, b, b, b, 8, 19, 8, true, true, true, false,
+                                               {}, 1, true);
+                      }),
+                      Catch::Matchers::Contains("padded dout"));
 }
 
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {

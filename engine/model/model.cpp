@@ -230,7 +230,9 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     Context& ctx = m_kc.context();
     auto mm_splits = [&](uint32_t N, uint32_t K) { return ops::matmul_backward_splits(ctx, BT, N, K); };
     auto ln_splits = [&] { return ops::layernorm_backward_splits(ctx, BT, C); };
-    size_t scratch = std::max({ops::matmul_backward_scratch(V, D, true, mm_splits(V, D)),
+    bool padded = a.dlogits_ld != V;  // lm_head: dlogits' rows padded to a multiple of 4, read four at a time
+    uint32_t lm_splits = ops::matmul_backward_splits(ctx, BT, V, D, padded);
+    size_t scratch = std::max({ops::matmul_backward_scratch(V, D, true, lm_splits),
                                ops::matmul_backward_scratch(3 * A, C, false, mm_splits(3 * A, C)),
                                ops::matmul_backward_scratch(C, A, true, mm_splits(C, A)),
                                c.ffn ? ops::matmul_backward_scratch(F, C, true, mm_splits(F, C)) : 0,
@@ -252,16 +254,14 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     Buffer* cur = &a.dres;
     Buffer* other = &a.dres2;
     const Buffer& last = block_output(a, c.n_layer - 1);
-    // lm_head: dlogits' rows padded to a multiple of 4 (a.dlogits_ld), read four at a time
-    bool padded = a.dlogits_ld != V;
     if (c.layernorm) {
         ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w),
-                             m_dummy, BT, V, D, true, false, true, false, a.scratch, mm_splits(V, D), padded);
+                             m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
         pr.barrier("ln_f backward reads its output gradient");
         ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
     } else {
         ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w),
-                             m_dummy, BT, V, D, true, false, true, false, a.scratch, mm_splits(V, D), padded);
+                             m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
         const BlockParams& P = m_layout.blocks[l];

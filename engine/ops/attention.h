@@ -98,6 +98,9 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     }
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
     const char* name = attention_vec4(HS) ? "attention_forward4" : "attention_forward";
+    // attention_forward4 reads and writes att's rows as vec4s when T % 4 == 0
+    if (attention_vec4(HS) && T % 4 == 0 && att.offset % 16 != 0)
+        throw Error("internal error: attention_forward needs att on a 16-byte offset");
     // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
     // kernels do about a quarter of the tiled matmuls' multiply-adds per second
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);

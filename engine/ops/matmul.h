@@ -68,12 +68,13 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
 }
 
 // Vec4 columns of k per dw tile (TKW in shaders/common/matmul_backward_tiled.glsl): the vec4 kernel takes 8
-// (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when that still leaves a subgroup of 8 tiles, else 4
-// (attn_bench_matmul 512 on lavapipe: C64 dw 20 -> 25-27 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32, 17 -> 11.5);
+// (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when K fills them and that still leaves a subgroup of 8
+// tiles, else 4 (attn_bench_matmul 512 on lavapipe: C64 dw 20 -> 24-26 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32,
+// 17 -> 11.5);
 // the scalar kernel 2.
 inline uint32_t matmul_dw_tkw(uint32_t N, uint32_t K, bool dout4) {
     if (!dout4) return 2;
-    return uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 8 ? 8 : 4;
+    return K >= 32 && uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 8 ? 8 : 4;  // K < 32: 8 x 32 tiles half empty
 }
 // Invocations of the dw part with one row range: tiles of TRW x 4*TKW as in
 // shaders/common/matmul_backward_tiled.glsl (the tiled kernels, K % 4 == 0).
@@ -86,9 +87,12 @@ inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K, bool dout4) {
 // with K > N splitting measured slower).
 // GPUs with the smem kernels: ranges for ~1000 workgroups of dw's tiles (each counted as WORKGROUP invocations,
 // not its 256: with two or three of these workgroups resident per multiprocessor, several waves).
-inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K) {
+// dout_padded as in matmul_backward.
+inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K,
+                                       bool dout_padded = false) {
     if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
-    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, N % 4 == 0), K <= N ? 4096 : 0) : 1;
+    bool dout4 = N % 4 == 0 || dout_padded;
+    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, dout4), K <= N ? 4096 : 0) : 1;
 }
 // Row stride (floats) for the gradient of an output of N columns that lets matmul_backward read it four at a
 // time (dout_padded): N rounded up to a multiple of 4 when the tiled kernels serve this K, else N. lm_head's
@@ -117,11 +121,14 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
     dout_padded = dout_padded && N % 4 != 0;
     const Kernel* k;
-    // the tiled kernels store dinp and dw as vec4s: 16-byte offsets (parameters and activations always are)
-    bool tiled = matmul_tiled(K) && (!want_dinp || dinp.offset % 16 == 0) && (splits > 1 || dw.offset % 16 == 0);
+    // the tiled kernels store dinp and dw (or dw's row ranges in scratch) as vec4s: 16-byte offsets (parameters,
+    // activations and scratch always are)
+    if (M < 2) splits = 1;
+    bool tiled = matmul_tiled(K) && (!want_dinp || dinp.offset % 16 == 0) &&
+                 (splits > 1 ? scratch.offset % 16 == 0 : dw.offset % 16 == 0);
     if (dout_padded && (!tiled || relu))
         throw Error("internal error: matmul_backward's padded dout needs the tiled kernels and no ReLU");
-    if (!tiled || M < 2) splits = 1;
+    if (!tiled) splits = 1;
     if (splits > 1) {
         if (!scratch.buffer || scratch.size() < matmul_backward_scratch(N, K, has_bias, splits) * 4)
             throw Error("internal error: matmul_backward split over rows without enough scratch");

@@ -5,7 +5,7 @@ layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) 
 layout(binding = 1) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4) vec4
 layout(binding = 3) uniform samplerBuffer out_t;                      // like dout: forward output (relu)
-// dinp and dw are stored four at a time: their offsets are multiples of 16 bytes (engine/ops/matmul.h checks)
+// dinp and dw are stored four at a time: engine/ops/matmul.h takes these kernels only for 16-byte offsets
 layout(std430, binding = 4) buffer Dinp { vec4 dinp4[]; };            // (M, K/4)
 layout(std430, binding = 5) writeonly buffer Dw { vec4 dw4[]; };      // (N, K/4)
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
