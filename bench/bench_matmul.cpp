@@ -1,5 +1,6 @@
 // Benchmark: GFLOP/s of the linear-layer kernels (forward, backward's dinp part, its dw + dbias part) at
 // the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256),
+// the head (vocabulary 65) with its gradient in rows padded to 68 as the model lays out dlogits,
 // on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
 // The dw column includes the second pass when this device splits dw's sum over rows (ops/reduce.h; the
@@ -28,14 +29,19 @@ int main(int argc, char** argv) {
         std::printf("M = %u rows\n%-16s %12s %12s %12s %7s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s",
                     "splits");
         for (const Shape& s : shapes) {
-            std::vector<float> a(size_t(M) * s.K, 0.01f), w(size_t(s.N) * s.K, 0.02f), g(size_t(M) * s.N, 0.03f);
+            // N % 4 != 0 (the head): dout in rows padded to a multiple of 4, as the model's dlogits are
+            bool padded = s.N % 4 != 0;
+            uint32_t ld = padded ? ops::matmul_dout_ld(s.N, s.K) : s.N;
+            std::vector<float> a(size_t(M) * s.K, 0.01f), w(size_t(s.N) * s.K, 0.02f), g(size_t(M) * ld, 0.03f);
+            for (size_t m = 0; m < M; m++)
+                for (uint32_t n = s.N; n < ld; n++) g[m * ld + n] = 0.0f;
             Buffer inp(ctx, a.size() * 4), wb(ctx, w.size() * 4), bias(ctx, s.N * 4), out(ctx, g.size() * 4),
                 dout(ctx, g.size() * 4), dinp(ctx, a.size() * 4), dw(ctx, w.size() * 4), db(ctx, s.N * 4);
             inp.upload(a);
             wb.upload(w);
             dout.upload(g);
             bias.fill_zero();
-            uint32_t splits = ops::matmul_backward_splits(ctx, M, s.N, s.K);
+            uint32_t splits = ops::matmul_backward_splits(ctx, M, s.N, s.K, padded);
             Buffer scratch(ctx, std::max<size_t>(4, ops::matmul_backward_scratch(s.N, s.K, true, splits) * 4));
             // segmented with an unbounded budget: one submit, but dinp and dw are separate (profiled) dispatches
             Program p(ctx, true, 1e30);
@@ -43,7 +49,7 @@ int main(int argc, char** argv) {
             ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu);
             p.barrier("backward reads out");
             ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false, scratch,
-                                 splits);
+                                 splits, padded);
             p.end();
             p.run();  // warm-up (JIT)
             double t[3] = {1e30, 1e30, 1e30};

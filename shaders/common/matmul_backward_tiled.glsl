@@ -36,11 +36,6 @@ vec4 g4(uint m, uint n4) {
     if (p.relu != 0) d *= vec4(greaterThan(texelFetch(out_t, idx), vec4(0.0)));  // out > 0
     return d;
 }
-float g(uint m, uint n) {  // selects, not a component indexed by a variable (a stack access on CPU drivers)
-    vec4 v = g4(m, n / 4);
-    uint e = n % 4;
-    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
-}
 #else
 float g(uint m, uint n) {
     int idx = int(m * p.N + n);
