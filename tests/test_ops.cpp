@@ -140,7 +140,7 @@ static AttentionRun check_attention(Rng& r, const Buffer& key, const uint32_t k[
     test::run([&](Program& p) {
         ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
         p.barrier("backward reads att");
-        ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, B, T, NH, HS, causal, gd);
+        ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, out, B, T, NH, HS, causal, gd);
     });
     std::vector<double> ro, ratt;
     ref::attention_forward(ro, ratt, a.qkv, B, T, NH, HS, causal, a.rd);
@@ -495,7 +495,7 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
         ops::matmul_forward(test::kernels(), p, bout, binp, bw, bias, BM, BN, BK, false);
         p.barrier("backward reads the forward outputs");
         ops::matmul_backward(test::kernels(), p, dinp, dw, db, dout, inp, w, out, M, N, K, true, true, true, false);
-        ops::attention_backward(test::kernels(), p, dqkv, dpre, adout, qkv, att, B, T, NH, HS, true, {0.2f, 3, key});
+        ops::attention_backward(test::kernels(), p, dqkv, dpre, adout, qkv, att, aout, B, T, NH, HS, true, {0.2f, 3, key});
         p.end();
         p.run();
         submits = p.submit_count();

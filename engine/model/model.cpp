@@ -310,7 +310,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
             pr.barrier("attention backward reads dy");
             dy = &a.dy;
         }
-        ops::attention_backward(m_kc, pr, a.dqkv, a.dpre, *dy, L.qkv, L.att, B, T, NH, HS, c.causal, {drop, uint32_t(3 * l), seed});
+        ops::attention_backward(m_kc, pr, a.dqkv, a.dpre, *dy, L.qkv, L.att, L.y, B, T, NH, HS, c.causal, {drop, uint32_t(3 * l), seed});
         pr.barrier("the qkv projection backward reads dqkv");
         const Buffer& a_in = c.layernorm ? L.ln1 : in;
         if (res) {

@@ -109,10 +109,11 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
                 uint64_t(B) * NH * T, macs * 2);
 }
 
-// dqkv (B,T,3C) from dout (B,T,C); dpre (B,NH,T,T) is scratch. `causal` as in the forward.
+// dqkv (B,T,3C) from dout (B,T,C); att and out (B,T,C) are the forward's; dpre (B,NH,T,T) is scratch (the vec4
+// row kernel needs none: it takes the softmax's row term from dout . out). `causal` as in the forward.
 inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, BufferRange dpre, BufferRange dout,
-                               BufferRange qkv, BufferRange att, uint32_t B, uint32_t T, uint32_t NH, uint32_t HS,
-                               bool causal, const AttnDropout& drop) {
+                               BufferRange qkv, BufferRange att, BufferRange out, uint32_t B, uint32_t T, uint32_t NH,
+                               uint32_t HS, bool causal, const AttnDropout& drop) {
     if (attention_smem(kc.context(), T, HS)) {  // datt, the softmax's backward, then dq, dk, dv
         uint32_t C = NH * HS, C4 = C / 4;
         float scale = 1.0f / std::sqrt(float(HS));
@@ -125,16 +126,19 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
         detail::attention_pv(kc, pr, true, dqkv, 3 * C, 2 * C, att, true, dout, C4, 0, B, T, NH, HS, causal, drop, 1.0f);
         return;
     }
-    bool v4 = attention_vec4(HS);
-    const Kernel& k = v4 ? kc.get("attention_backward4", "vvtssst", sizeof(AttentionBackPush), HS / 4)
-                         : kc.get("attention_backward", "tttssst", sizeof(AttentionBackPush));
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward
+    if (attention_vec4(HS)) {  // one invocation per query row (dq) and per key row (dk, dv)
+        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, HS / 4);
+        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * T * 2, macs * 6);
+        return;
+    }
+    const Kernel& k = kc.get("attention_backward", "tttssst", sizeof p);
     pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * NH * T, macs);
     pr.barrier("phase 1 reads every row of dpre written by phase 0");
     p.phase = 1;
-    // vec4: one invocation per head row of dq, dk or dv; scalar: one per element of dqkv
-    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * T * 3 * NH * (v4 ? 1 : HS), macs * 3);
+    // one invocation per element of dqkv
+    pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * T * 3 * NH * HS, macs * 3);
 }
 
 }  // namespace attn::ops
