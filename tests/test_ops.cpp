@@ -39,7 +39,7 @@ static double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 TEST_CASE("embedding forward and backward match the CPU reference", "[ops]") {
     Rng r(1);
-    for (int C : {13, 16}) {  // 16: the vec4 forward
+    for (int C : {13, 16}) {  // 16: the vec4 kernels
         INFO("C = " << C);
         const int B = 3, T = 7, V = 11, N = 40;
         std::vector<uint32_t> tokens(N), off(B);
@@ -47,7 +47,8 @@ TEST_CASE("embedding forward and backward match the CPU reference", "[ops]") {
         for (auto& o : off) o = uint32_t(r.below(N - T));
         auto wte = test::randn(r, V * C), wpe = test::randn(r, T * C), dout = test::randn(r, B * T * C);
         auto gtok = upload(tokens), goff = upload(off), gwte = upload(wte), gwpe = upload(wpe), gdout = upload(dout);
-        auto out = zeros(B * T * C), dwte = zeros(V * C), dwpe = zeros(T * C);
+        // the gradients start stale: the backward overwrites them
+        auto out = zeros(B * T * C), dwte = upload(test::randn(r, V * C)), dwpe = upload(test::randn(r, T * C));
         test::run([&](Program& p) {
             ops::embedding_forward(test::kernels(), p, out, gtok, goff, gwte, gwpe, B, T, C, true);
             ops::embedding_backward(test::kernels(), p, dwte, dwpe, gdout, gtok, goff, B, T, C, V, true);

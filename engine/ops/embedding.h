@@ -25,6 +25,11 @@ inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, B
                                BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t C, uint32_t V,
                                bool use_pos) {
     EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u};
+    if (C % 4 == 0) {  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
+        pr.dispatch(kc.get("embedding_backward4", "ssvss", sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
+                    uint64_t(C / 4) * (1 + (use_pos ? T : 0)));
+        return;
+    }
     pr.dispatch(kc.get("embedding_backward", 5, sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
                 uint64_t(C) + (use_pos ? uint64_t(T) * C : 0));
 }

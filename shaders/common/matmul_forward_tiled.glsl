@@ -52,13 +52,15 @@ void main() {
         }
     }
 #else
+    float b[TN];  // loaded once a tile (storage loads are per-lane loops on lavapipe), clamped like wrow
+    for (uint c = 0; c < TN; c++) b[c] = p.has_bias != 0 ? bias[min(n0 + c, p.N - 1)] : 0.0;
     for (uint r = 0; r < TM; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
         for (uint c = 0; c < TN; c++) {
             uint n = n0 + c;
             if (n >= p.N) break;
-            float s = acc[r][c] + (p.has_bias != 0 ? bias[n] : 0.0);
+            float s = acc[r][c] + b[c];
             if (p.relu != 0) s = max(s, 0.0);
             if (p.has_residual != 0) s += res[m * p.N + n];
             outp[m * p.N + n] = s;
