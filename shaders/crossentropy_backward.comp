@@ -6,13 +6,13 @@ layout(std430, binding = 0) readonly buffer Logits { float logits[]; };   // (B,
 layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
 layout(std430, binding = 3) writeonly buffer Dlogits { float dlogits[]; };// (B, T, ld)
-layout(push_constant) uniform P { uint B, T, V, ld; } p;  // ld: dlogits row stride (>= V)
+layout(push_constant) uniform P { uint B, T, V, ld, lld; } p;  // row strides (>= V): ld dlogits, lld logits
 void main() {
     uint r = gid();
     if (r >= p.B * p.T) return;
     uint b = r / p.T, t = r % p.T;
     uint target = tokens[offsets[b] + t + 1];
-    uint o = r * p.V;
+    uint o = r * p.lld;
     float mx = -1.0 / 0.0;
     for (uint v = 0; v < p.V; v++) mx = max(mx, logits[o + v]);
     float sum = 0.0;

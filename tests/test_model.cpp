@@ -194,6 +194,32 @@ TEST_CASE("generation is seeded, respects top-k and uses the vocabulary", "[mode
     REQUIRE(a != tr.generate("ROMEO:", 120, 1.0f, 0, 6));
     // top-k 1 is greedy: the same whatever the seed
     REQUIRE(tr.generate("ROMEO:", 50, 1.0f, 1, 1) == tr.generate("ROMEO:", 50, 1.0f, 1, 2));
+    // and picks the CPU twin's most likely next character after the context (the GPU's logits rows are read at
+    // their stride, padded for lm_head); near-ties, where float rounding may pick either, are skipped
+    std::string greedy = tr.generate("ROMEO:", 40, 1.0f, 1, 1);
+    std::vector<uint32_t> ctx = data.encode("ROMEO:");
+    auto flat = test::to_d(tr.model().read_params());
+    const int T = c.block_size, V = data.vocab_size();
+    int checked = 0;
+    for (char ch : greedy) {
+        size_t len = std::min<size_t>(ctx.size(), T);
+        std::vector<uint32_t> window(ctx.end() - len, ctx.end());
+        window.resize(T + 1, 0);  // as generate pads: positions after the context do not reach back
+        std::vector<double> logits;
+        ref::model_loss(tr.model(), flat, window, {0}, 1, nullptr, {0, 0}, &logits);
+        const double* row = &logits[(len - 1) * V];
+        int best = int(std::max_element(row, row + V) - row);
+        double second = -1e300;
+        for (int v = 0; v < V; v++)
+            if (v != best) second = std::max(second, row[v]);
+        uint32_t got = data.encode(std::string(1, ch)).at(0);
+        if (row[best] - second > 1e-3) {
+            REQUIRE(got == uint32_t(best));
+            checked++;
+        }
+        ctx.push_back(got);
+    }
+    REQUIRE(checked >= 30);
 }
 
 TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {

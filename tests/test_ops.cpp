@@ -263,6 +263,20 @@ TEST_CASE("cross-entropy forward and backward match the CPU reference and finite
         for (int row = 0; row < B * T; row++)
             for (int v = 0; v < ld; v++) REQUIRE(dp[row * ld + v] == (v < V ? d[row * V + v] : 0.0f));
     }
+
+    // logits in rows padded to 68 floats (lm_head's forward writes them four at a time): the padding is never
+    // read (huge values there would change every loss), the same bits from all three kernels
+    std::vector<float> lpad(B * T * ld, 1e30f);
+    for (int row = 0; row < B * T; row++)
+        for (int v = 0; v < V; v++) lpad[row * ld + v] = float(logits[row * V + v]);
+    auto glpad = upload(lpad), losses3 = zeros(B * T), losses4 = zeros(B * T), dl3 = zeros(B * T * V), dl4 = zeros(B * T * V);
+    test::run([&](Program& p) {
+        ops::crossentropy_forward(test::kernels(), p, losses3, glpad, gtok, goff, B, T, V, ld);
+        ops::crossentropy_backward(test::kernels(), p, dl3, glpad, gtok, goff, B, T, V, 0, ld);
+        ops::crossentropy_fused(test::kernels(), p, losses4, dl4, glpad, gtok, goff, B, T, V, 0, ld);
+    });
+    for (const Buffer* l : {&losses3, &losses4}) REQUIRE(l->read<float>(B * T) == losses.read<float>(B * T));
+    for (const Buffer* dl : {&dl3, &dl4}) REQUIRE(dl->read<float>(B * T * V) == d);
 }
 
 TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {
@@ -358,6 +372,21 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
         if (has_bias) test::require_close(download(db, N), rdb, 1e-4, 1e-5, "dbias");
         else REQUIRE(download(db, N) == std::vector<double>(N, 0.0));  // not written
 
+        // the forward into rows padded to a multiple of 4 (as lm_head's logits; the tiled kernel only): the same
+        // values, then zeros over whatever the buffer held
+        if (uint32_t lo = ops::matmul_forward_ld(test::ctx(), N, K); lo != uint32_t(N)) {
+            REQUIRE(std::string(kind) == "tiled");
+            REQUIRE(lo == uint32_t(N + 3) / 4 * 4);
+            auto opad = upload(std::vector<float>(size_t(M) * lo, 7.0f));
+            test::run([&](Program& p) {
+                ops::matmul_forward(test::kernels(), p, opad, ginp, gw, gb, M, N, K, has_bias, relu, {}, lo);
+            });
+            auto got = opad.read<float>(size_t(M) * lo), want = out.read<float>(size_t(M) * N);
+            for (int m = 0; m < M; m++)
+                for (uint32_t n = 0; n < lo; n++)
+                    REQUIRE(got[m * lo + n] == (n < uint32_t(N) ? want[m * N + n] : 0.0f));
+        }
+
         // dout with rows padded to a multiple of 4 (as lm_head's dlogits): the same gradients (N 19: the vec4
         // kernel over 20 columns, the last one zero; N % 4 == 0: no padding, the call as above)
         if (relu) continue;
@@ -385,6 +414,18 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
                                                {}, 1, true);
                       }),
                       Catch::Matchers::Contains("padded dout"));
+    // padded forward rows: not with a residual, not for K % 4 != 0 (the plain kernel), and under smem not at all
+    CHECK_THROWS_WITH(test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, b, b, b, b, 8, 19, 8, true, false, b, 20); }),
+                      Catch::Matchers::Contains("pads rows"));
+    CHECK_THROWS_WITH(test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, b, b, b, b, 8, 19, 7, true, false, {}, 20); }),
+                      Catch::Matchers::Contains("pads rows"));
+    REQUIRE(ops::matmul_forward_ld(test::ctx(), 19, 7) == 19);
+    if (ops::smem_fits(test::ctx())) {
+        env.set("smem");
+        REQUIRE(ops::matmul_forward_ld(test::ctx(), 19, 8) == 19);
+        CHECK_THROWS_WITH(test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, b, b, b, b, 8, 19, 8, true, false, {}, 20); }),
+                          Catch::Matchers::Contains("pads rows"));
+    }
 }
 
 TEST_CASE("layernorm forward and backward match the reference and finite differences", "[ops]") {

@@ -20,7 +20,8 @@ static size_t f4(size_t n) { return n * sizeof(float); }
 
 Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits) : B(B_), T(cfg.block_size) {
     size_t bt = size_t(B) * T;
-    logits = Buffer(ctx, f4(bt * V), host_logits);
+    logits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_forward_ld(ctx, V, cfg.lm_head_width());
+    logits = Buffer(ctx, f4(bt * logits_ld), host_logits);
     losses = Buffer(ctx, f4(bt));
     result = Buffer(ctx, f4(4), true);
     dlogits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_dout_ld(V, cfg.lm_head_width());
@@ -90,7 +91,7 @@ size_t Model::bytes_needed(const Config& c, int V) {
     size_t params = V * C + T * C + L * (3 * A * C + A * C + F * C * 2 + 8 * C) + V * C + V;
     size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C) + c.batch_size * NH * T * T;
     size_t grads = bt * (2 * std::max({C, A, F}) + C + A + 3 * A + F + C) + c.batch_size * NH * T * T;
-    return f4(4 * params + L * per_block + bt * (C + 2 * C + V + ops::matmul_dout_ld(V, c.lm_head_width()) + 1) + grads);
+    return f4(4 * params + L * per_block + bt * (C + 2 * C + (V + 3) / 4 * 4 + ops::matmul_dout_ld(V, c.lm_head_width()) + 1) + grads);
 }
 
 void Model::init(uint64_t seed) {
@@ -196,16 +197,18 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             fin = &a.lnf;
         }
         pr.barrier("lm_head reads the final stream");
-        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, true);
+        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, true, false, {},
+                            a.logits_ld);
     }
     a.dlogits_recorded = false;
     if (!with_loss) return;
     pr.barrier("cross-entropy reads the logits");
     if (training) {  // a training step: the loss's gradient too, in the same pass (record_backward starts from it)
-        ops::crossentropy_fused(m_kc, pr, a.losses, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld);
+        ops::crossentropy_fused(m_kc, pr, a.losses, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld,
+                                a.logits_ld);
         a.dlogits_recorded = true;
     } else {
-        ops::crossentropy_forward(m_kc, pr, a.losses, a.logits, tokens, offsets, B, T, V);
+        ops::crossentropy_forward(m_kc, pr, a.losses, a.logits, tokens, offsets, B, T, V, a.logits_ld);
     }
     pr.barrier("the mean reads every row's loss");
     ops::mean_forward(m_kc, pr, a.result, a.losses, BT, 0);
@@ -215,7 +218,8 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     const Config& c = m_cfg;
     uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
     if (!a.dlogits_recorded)
-        ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld);
+        ops::crossentropy_backward(m_kc, pr, a.dlogits, a.logits, tokens, offsets, B, T, V, a.dlogits_ld,
+                                   a.logits_ld);
     pr.barrier("backward reads dlogits");
     if (c.kind == ModelKind::Bigram) {
         ops::embedding_backward(m_kc, pr, g(0), m_dummy, a.dlogits, tokens, offsets, B, T, V, V, false);

@@ -55,7 +55,8 @@ struct Activations {
     Buffer x;                      // (B,T,C) token + position embedding (bigram: unused)
     std::vector<BlockActs> blocks;
     Buffer lnf, lnf_stats;         // (B,T,C), (B,T,2)
-    Buffer logits;                 // (B,T,V)
+    Buffer logits;                 // (B,T,logits_ld)
+    uint32_t logits_ld = 0;        // logits' row stride: V, or V rounded up to 4 for lm_head's forward (ops/matmul.h)
     Buffer losses;                 // (B,T)
     Buffer result;                 // (4,) host-visible: mean loss, non-finite flag
     // gradients and scratch, shared by all blocks

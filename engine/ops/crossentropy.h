@@ -4,34 +4,37 @@
 
 namespace attn::ops {
 
-struct CrossEntropyPush { uint32_t B, T, V, ld; };  // ld: dlogits row stride (floats, >= V)
-static_assert(sizeof(CrossEntropyPush) == 16);
+struct CrossEntropyPush { uint32_t B, T, V, ld, lld; };  // row strides (floats, >= V): ld dlogits, lld logits
+static_assert(sizeof(CrossEntropyPush) == 20);
 struct MeanPush { uint32_t n, slot; };
 static_assert(sizeof(MeanPush) == 8);
 
-// losses (B,T) from logits (B,T,V); target of (b,t) is tokens[offsets[b]+t+1]
+// losses (B,T) from logits (B,T,V) in rows of lld >= V floats (0: V, the padding is not read; lm_head writes
+// padded rows, see matmul_forward); target of (b,t) is tokens[offsets[b]+t+1]
 inline void crossentropy_forward(KernelCache& kc, Program& pr, BufferRange losses, BufferRange logits,
-                                 BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V) {
-    CrossEntropyPush p{B, T, V, V};
+                                 BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V,
+                                 uint32_t lld = 0) {
+    CrossEntropyPush p{B, T, V, V, lld ? lld : V};
     pr.dispatch(kc.get("crossentropy_forward", 4, sizeof p), {logits, tokens, offsets, losses}, p, uint64_t(B) * T);
 }
 
 // dlogits (B,T,ld) of the mean loss: rows of ld >= V floats (0: V), the columns past V written as 0 (a row
-// stride that is a multiple of 4 lets lm_head's backward read dlogits four at a time, see ops/matmul.h)
+// stride that is a multiple of 4 lets lm_head's backward read dlogits four at a time, see ops/matmul.h); logits
+// rows of lld floats as in crossentropy_forward
 inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlogits, BufferRange logits,
                                   BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V,
-                                  uint32_t ld = 0) {
-    CrossEntropyPush p{B, T, V, ld ? ld : V};
+                                  uint32_t ld = 0, uint32_t lld = 0) {
+    CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
     pr.dispatch(kc.get("crossentropy_backward", 4, sizeof p), {logits, tokens, offsets, dlogits}, p, uint64_t(B) * T);
 }
 
 // Both at once for a training step (shaders/crossentropy_fused.comp): losses (B,T) and dlogits (B,T,V) of the
 // mean loss, the same values as the two kernels above with one softmax and one dispatch fewer (dlogits rows of
-// ld floats as in crossentropy_backward).
+// ld floats and logits rows of lld as in crossentropy_backward).
 inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses, BufferRange dlogits,
                                BufferRange logits, BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T,
-                               uint32_t V, uint32_t ld = 0) {
-    CrossEntropyPush p{B, T, V, ld ? ld : V};
+                               uint32_t V, uint32_t ld = 0, uint32_t lld = 0) {
+    CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
     pr.dispatch(kc.get("crossentropy_fused", "tssss", sizeof p), {logits, tokens, offsets, losses, dlogits}, p,
                 uint64_t(B) * T);
 }

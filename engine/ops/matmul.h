@@ -11,8 +11,8 @@
 
 namespace attn::ops {
 
-struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual; };
-static_assert(sizeof(MatmulPush) == 24);
+struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual, ldo; };  // ldo: matmul_forward_tiled's
+static_assert(sizeof(MatmulPush) == 28);
 struct MatmulBackPush {
     uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0, splits = 1, stride = 0, db_off = 0;
 };
@@ -43,11 +43,16 @@ inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
     return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0;
 }
 
-// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given
+// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given.
+// ldo: out's row stride, N or (no residual, the tiled kernel: matmul_forward_ld) N rounded up to 4 with the
+// columns past N written as 0, so that a row starts on a vec4 and the kernel stores four outputs at a time.
 inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
                            BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false,
-                           BufferRange residual = {}) {
-    MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr};
+                           BufferRange residual = {}, uint32_t ldo = 0) {
+    if (ldo == 0) ldo = N;
+    MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr, ldo};
+    if (ldo != N && (ldo != (N + 3) / 4 * 4 || residual.buffer || matmul_kernel(kc.context(), K) != MatmulKernel::tiled))
+        throw Error("internal error: matmul_forward pads rows to a multiple of 4 only for the tiled kernel, without a residual");
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
     switch (matmul_kernel(kc.context(), K)) {
     case MatmulKernel::smem:  // one workgroup per tile (Program counts WORKGROUP invocations a group)
@@ -56,8 +61,9 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
         return;
     case MatmulKernel::tiled: {  // one invocation per 8x8 tile
         uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
-        // N % 4 == 0 and 16-byte aligned output (and residual): stores four outputs at a time
-        bool vec4_out = N % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
+        // rows of a multiple of 4 and 16-byte aligned output (and residual): stores four outputs at a time
+        bool vec4_out = ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
+        if (ldo != N && !vec4_out) throw Error("internal error: matmul_forward's padded rows need a 16-byte offset");
         pr.dispatch(kc.get(vec4_out ? "matmul_forward_tiled4" : "matmul_forward_tiled", "vvsss", sizeof p),
                     {inp, w, bias, out, res}, p, tiles, double(M) * N * K);
         return;
@@ -98,6 +104,11 @@ inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t 
 // time (dout_padded): N rounded up to a multiple of 4 when the tiled kernels serve this K, else N. lm_head's
 // dlogits (N = vocabulary, 65 for tiny Shakespeare) use it: its backward then runs ~2x faster on lavapipe.
 inline uint32_t matmul_dout_ld(uint32_t N, uint32_t K) { return matmul_tiled(K) ? (N + 3) / 4 * 4 : N; }
+// Row stride (floats) matmul_forward can write an output of N columns in, four at a time: N rounded up to a multiple
+// of 4 where the tiled kernel serves this K (lavapipe; lm_head's logits, V = 65: ~2x faster), else N.
+inline uint32_t matmul_forward_ld(const Context& ctx, uint32_t N, uint32_t K) {
+    return matmul_kernel(ctx, K) == MatmulKernel::tiled ? (N + 3) / 4 * 4 : N;
+}
 
 // Floats between two row ranges' partial dw (then dbias) in matmul_backward's scratch: a multiple of 4, so that
 // each range's dw starts on a vec4.

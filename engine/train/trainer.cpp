@@ -271,7 +271,7 @@ std::string Trainer::generate(const std::string& prompt, int n_chars, float temp
         std::memset(gt, 0, (T + 1) * 4);
         std::memcpy(gt, ctx.data() + ctx.size() - len, len * 4);
         m_gen_prog->run();
-        const float* row = logits + (len - 1) * V;
+        const float* row = logits + (len - 1) * m_gen_act->logits_ld;
         double mx = -1e30;
         for (int v = 0; v < V; v++) mx = std::max(mx, double(row[v]) / temperature);
         for (int v = 0; v < V; v++) probs[v] = double(row[v]) / temperature;

@@ -10,7 +10,8 @@ layout(std430, binding = 4) readonly buffer Res { vec4 res4[]; };     // (M, N/4
 layout(std430, binding = 3) writeonly buffer Out { float outp[]; };   // (M, N)
 layout(std430, binding = 4) readonly buffer Res { float res[]; };     // (M, N)
 #endif
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual; } p;
+// ldo: out's row stride (N, or with OUT_VEC4 N rounded up to 4, the columns past N stored as 0; no residual then)
+layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual, ldo; } p;
 const uint TM = 8, TN = 8;
 void main() {
     uint tiles_n = (p.N + TN - 1) / TN;
@@ -32,23 +33,27 @@ void main() {
             for (uint c = 0; c < TN; c++) acc[r][c] += dot(a[r], b[c]);
     }
 #ifdef OUT_VEC4
-    // N % 4 == 0: a tile's columns are two whole vec4s (or one, or none past N); one vec4 store per four outputs
+    // rows of ldo % 4 == 0: a tile's columns are two whole vec4s (or one, or none past ldo); one vec4 store per four
+    // outputs; columns past N (padding) come out 0
     vec4 b[TN / 4];
+    bvec4 keep[TN / 4];
     for (uint c4 = 0; c4 < TN / 4; c4++) {
-        uint n = min(n0 + 4 * c4, p.N - 4);
-        b[c4] = p.has_bias != 0 ? vec4(bias[n], bias[n + 1], bias[n + 2], bias[n + 3]) : vec4(0.0);
+        uint n = n0 + 4 * c4, l = p.N - 1;
+        b[c4] = p.has_bias != 0 ? vec4(bias[min(n, l)], bias[min(n + 1, l)], bias[min(n + 2, l)], bias[min(n + 3, l)])
+                                : vec4(0.0);
+        keep[c4] = lessThan(uvec4(n, n + 1, n + 2, n + 3), uvec4(p.N));
     }
     for (uint r = 0; r < TM; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
         for (uint c4 = 0; c4 < TN / 4; c4++) {
             uint n = n0 + 4 * c4;
-            if (n >= p.N) break;
+            if (n >= p.ldo) break;
             vec4 s = vec4(acc[r][4 * c4], acc[r][4 * c4 + 1], acc[r][4 * c4 + 2], acc[r][4 * c4 + 3]) + b[c4];
             if (p.relu != 0) s = max(s, vec4(0.0));
-            uint o = (m * p.N + n) / 4;
+            uint o = (m * p.ldo + n) / 4;
             if (p.has_residual != 0) s += res4[o];
-            out4[o] = s;
+            out4[o] = mix(vec4(0.0), s, keep[c4]);
         }
     }
 #else

@@ -9,9 +9,10 @@
 namespace ref {
 
 // Returns the mean loss; fills grads (flat, same layout as the GPU buffer) when grads != nullptr.
-// `key` is the dropout key of the step (ignored when dropout is 0).
+// `key` is the dropout key of the step (ignored when dropout is 0); logits_out, when given, receives the logits
+// (B,T,V).
 inline double model_loss(const attn::Model& m, const Vec& flat, const U32& tokens, const U32& off, int B, Vec* grads,
-                         std::array<uint32_t, 2> key = {0, 0}) {
+                         std::array<uint32_t, 2> key = {0, 0}, Vec* logits_out = nullptr) {
     const auto& c = m.config();
     const auto& info = m.params_info();
     int T = c.block_size, V = m.vocab_size(), BT = B * T;
@@ -24,6 +25,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
     if (c.kind == attn::ModelKind::Bigram) {
         embedding_forward(logits, tokens, off, P(0), nullptr, B, T, V);
         double loss = crossentropy_forward(losses, logits, tokens, off, B, T, V);
+        if (logits_out) *logits_out = logits;
         if (grads) {
             Vec dwte;
             crossentropy_backward(dlogits, logits, tokens, off, B, T, V);
@@ -75,6 +77,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
     if (c.layernorm) { layernorm_forward(lnf, cur, P(m.lnf_w()), P(m.lnf_b()), BT, C); fin = &lnf; }
     matmul_forward(logits, *fin, P(m.lm_w()), &lmb, BT, V, D);
     double loss = crossentropy_forward(losses, logits, tokens, off, B, T, V);
+    if (logits_out) *logits_out = logits;
     if (!grads) return loss;
 
     Vec dcur, dfin, dw, db, dwb, tmp;
