@@ -52,25 +52,28 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
         ImGui::TextDisabled("No model yet.");
         return;
     }
-    double host_ms = std::max(0.0, snap.ms_per_step - snap.gpu_ms);
-    ImGui::Text("step %.2f ms wall | GPU %.2f ms | host %.2f ms", snap.ms_per_step, snap.gpu_ms, host_ms);
+    PerfState::Shown& s = st.shown;
+    if (st.readout.due(readout_state(snap, 0)))
+        s = {snap.ms_per_step, snap.gpu_ms, st.build_ms, st.render_ms, snap.train_s, snap.eval_s, snap.sample_s, snap.wall_s};
+    double host_ms = std::max(0.0, s.ms_per_step - s.gpu_ms);
+    ImGui::Text("step %.2f ms wall | GPU %.2f ms | host %.2f ms", s.ms_per_step, s.gpu_ms, host_ms);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("wall: the thread's time per step (smoothed); GPU: timestamps around the step; host: the rest "
                           "(recording, submission, waiting, reading the loss)");
-    ImGui::Text("UI frame: panels %.2f ms | draw + present %.2f ms", st.build_ms, st.render_ms);
+    ImGui::Text("UI frame: panels %.2f ms | draw + present %.2f ms", s.build_ms, s.render_ms);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The window's own cost per frame; drawing shares the one queue (and the CPU) with training");
-    double wall = snap.wall_s > 0 ? snap.wall_s : 1;
+    double wall = s.wall_s > 0 ? s.wall_s : 1;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float w = ImGui::GetContentRegionAvail().x;
     char val[48];
-    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.train_s / wall);
-    bar_row(dl, "training", val, float(snap.train_s / wall), w, IM_COL32(90, 200, 120, 255));
-    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.eval_s / wall);
-    bar_row(dl, "evaluation", val, float(snap.eval_s / wall), w, IM_COL32(255, 150, 50, 255));
-    std::snprintf(val, sizeof val, "%.0f%%", 100 * snap.sample_s / wall);
-    bar_row(dl, "sampling", val, float(snap.sample_s / wall), w, IM_COL32(200, 120, 255, 255));
-    ImGui::TextDisabled("share of %.1f s wall time since the model was built", snap.wall_s);
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * s.train_s / wall);
+    bar_row(dl, "training", val, float(s.train_s / wall), w, IM_COL32(90, 200, 120, 255));
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * s.eval_s / wall);
+    bar_row(dl, "evaluation", val, float(s.eval_s / wall), w, IM_COL32(255, 150, 50, 255));
+    std::snprintf(val, sizeof val, "%.0f%%", 100 * s.sample_s / wall);
+    bar_row(dl, "sampling", val, float(s.sample_s / wall), w, IM_COL32(200, 120, 255, 255));
+    ImGui::TextDisabled("share of %.1f s wall time since the model was built", s.wall_s);
 
     ImGui::Separator();
     if (!snap.profiling) {

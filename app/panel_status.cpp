@@ -25,9 +25,12 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     const char* state = snap.fatal ? "STOPPED" : !snap.busy.empty() ? "BUSY" : snap.running ? "RUNNING" : "PAUSED";
     ImGui::TextColored(snap.running ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.8f, 0.3f, 1), "%s", state);
     ImGui::SameLine();
+    StatusState::Shown& s = st.shown;
+    if (st.readout.due(readout_state(snap, s.step)))
+        s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps};
     ImGui::Text("step %d | %.1f it/s | %.0f tokens/s | %.2f ms/step (GPU %.2f ms) | %.0f/%d fps | %s, %zu params, "
                 "vocab %d | %s (%s) | %s",
-                snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps, fps_cap,
+                s.step, s.it_per_s, s.tokens_per_s, s.ms_per_step, s.gpu_ms, s.fps, fps_cap,
                 snap.cfg.preset.c_str(), snap.params, snap.vocab, base_name(snap.corpus_name).c_str(),
                 human_bytes(snap.corpus_bytes).c_str(), st.device_name.c_str());
     if (st.saving) {

@@ -74,6 +74,29 @@ struct SamplesState {
 };
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 
+// Numbers shown as text (status bar, Performance panel) change at most this often while training: readable instead
+// of flickering at the frame rate, and a panel whose pixels did not change is not drawn again
+// (Renderer::plan_redraw), which on a CPU driver leaves that time to training (layernorm at 30 fps: ~15% of the
+// frame's area every frame). A change of state (run, pause, reset, done) shows at once.
+constexpr double k_readout_period_s = 0.25;
+struct Readout {
+    double at = -1e30;  // ImGui::GetTime() of the last refresh
+    uint64_t state = 0;
+    // Whether to take new values now: the period has passed, or `state` differs from the last refresh's.
+    bool due(uint64_t now_state) {
+        double now = ImGui::GetTime();
+        if (now_state == state && now >= at && now - at < k_readout_period_s) return false;
+        at = now;
+        state = now_state;
+        return true;
+    }
+};
+// What decides a refresh at once: run state, model, and whether the step went back (a reset or a loaded checkpoint)
+inline uint64_t readout_state(const Snapshot& s, int shown_step) {
+    return (s.running ? 1u : 0u) | (s.done ? 2u : 0u) | (s.busy.empty() ? 0u : 4u) | (s.fatal ? 8u : 0u) |
+           (s.has_model ? 16u : 0u) | (s.step < shown_step ? 32u : 0u) | (s.model_id << 6);
+}
+
 struct PerfState {
     bool profiling = true;  // per-kernel GPU timestamps (what the thread was last told)
     bool told = false;      // whether the thread has been told at all
@@ -82,11 +105,17 @@ struct PerfState {
         build_ms = build_ms > 0 ? 0.95 * build_ms + 0.05 * build : build;
         render_ms = render_ms > 0 ? 0.95 * render_ms + 0.05 * render : render;
     }
+    struct Shown { double ms_per_step = 0, gpu_ms = 0, build_ms = 0, render_ms = 0, train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0; };
+    Shown shown;  // what the panel's numbers show (refreshed by `readout`)
+    Readout readout;
 };
 void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt);
 
 struct StatusState {
     double fps = 0;
+    struct Shown { int step = 0; double it_per_s = 0, tokens_per_s = 0, ms_per_step = 0, gpu_ms = 0, fps = 0; };
+    Shown shown;  // what the bar's numbers show (refreshed by `readout`)
+    Readout readout;
     std::string device_name;
     std::string notice;  // e.g. where the last screenshot went
     bool saving = false;  // the frame rate is below the cap to leave the CPU to training
