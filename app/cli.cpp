@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 
@@ -12,6 +13,12 @@
 #include "train/trainer.h"
 
 namespace attn {
+
+int cpu_threads_option(const RunOptions& o, const Config& cfg, int vocab_size) {
+    if (o.cpu_threads > 0) return o.cpu_threads;
+    if (const char* e = std::getenv("LP_NUM_THREADS"); e && *e) return 0;
+    return Trainer::cpu_threads_for(cfg, vocab_size);
+}
 
 // "nan@150" -> {Nan, 150}; false when it is not KIND@STEP.
 static bool parse_fault(const std::string& text, FaultInjection& f) {
@@ -92,6 +99,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--sample-chars", c.sample_chars, "characters generated at the end");
     app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV");
     app.add_option("--device", o.device, "Vulkan device index (see --list-devices)")->check(CLI::Range(0, 64));
+    std::string cpu_threads = "auto";
+    app.add_option("--cpu-threads", cpu_threads,
+                   "CPU Vulkan driver (lavapipe): threads each dispatch runs on, auto (default: 1 for the lecture's "
+                   "small models, whose steps are many tiny dispatches, else one per core) or a number");
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "no progress line");
@@ -124,6 +135,16 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::string msg = e.what();
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
+    }
+    if (cpu_threads != "auto") {
+        char* end = nullptr;
+        long n = std::strtol(cpu_threads.c_str(), &end, 10);
+        if (cpu_threads.empty() || *end != '\0' || n < 1 || n > 256) {
+            std::fprintf(stderr, "error: --cpu-threads must be auto or a number of threads from 1 to 256 (got '%s')\n",
+                         cpu_threads.c_str());
+            return 2;
+        }
+        o.cpu_threads = int(n);
     }
     if (o.headless && (o.exit_after_steps > 0 || !o.screenshot_path.empty())) {
         std::fprintf(stderr, "error: --exit-after-steps and --screenshot are for the window: drop --headless "

@@ -28,6 +28,7 @@ struct RunOptions {
     bool headless = false;
     bool validation = false;
     int device = -1;
+    int cpu_threads = 0;       // --cpu-threads: CPU drivers' threads a dispatch (0: auto, chosen for the model)
     bool list_devices = false;
     std::string metrics_path;  // CSV of evals
     bool quiet = false;        // no progress line
@@ -47,5 +48,9 @@ struct RunOptions {
 
 // Returns -1 to go on, or an exit code (0 after --help, 2 after an error already printed).
 int parse_cli(int argc, char** argv, RunOptions& out);
+
+// ContextOptions::cpu_threads for training cfg on a corpus of vocab_size characters: --cpu-threads N, else
+// Trainer::cpu_threads_for the model, unless LP_NUM_THREADS is set already (then that stays).
+int cpu_threads_option(const RunOptions& o, const Config& cfg, int vocab_size);
 
 }  // namespace attn

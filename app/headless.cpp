@@ -80,6 +80,7 @@ int run_headless(const RunOptions& o) {
     ContextOptions co;
     co.device_index = o.device;
     co.validation = o.validation;
+    co.cpu_threads = cpu_threads_option(o, c, data.vocab_size());
     Context ctx(co);
     Trainer tr(ctx, data, c);
     RunHistory history;

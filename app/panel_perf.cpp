@@ -48,6 +48,14 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
         ImGui::SetTooltip("Training: parameters, gradients, AdamW moments and one batch of activations "
                           "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
                           mib(snap.device_bytes).c_str());
+    if (st.cpu_one_thread) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("| CPU driver on 1 thread");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Every dispatch runs on one thread, without the driver's thread pool: chosen for the model "
+                              "the app started with, fastest for the lecture's small models (many tiny dispatches a "
+                              "step). It stays for models built later; for a big one start with --cpu-threads 2.");
+    }
     if (!snap.has_model) {
         ImGui::TextDisabled("No model yet.");
         return;

@@ -211,7 +211,7 @@ struct NoticeLog {
 };
 
 // The frame loop; returns the exit code.
-int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data) {
+int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data, int cpu_threads) {
     ImGuiSession imgui;
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;  // the layout is fixed: nothing to save
@@ -245,6 +245,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data)
     p.controls.autosave_min = o.autosave_min;
     p.controls.ckpt_path = o.checkpoint_path;
     p.status.device_name = ctx.device_name();
+    p.perf.cpu_one_thread = cpu_threads == 1 && ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     Snapshot snap;
     LabState lab;  // after tt: the Lab's worker thread is joined first
     int fps_cap = o.fps, frames_after_done = 0;
@@ -448,6 +449,9 @@ int run_window(const RunOptions& o) {
     ContextOptions co;
     co.device_index = o.device;
     co.validation = o.validation;
+    // chosen for the starting model: the driver keeps it when Apply & restart builds another (the Performance
+    // panel says so)
+    co.cpu_threads = cpu_threads_option(o, o.cfg, data.vocab_size());
     uint32_t n = 0;
     const char** exts = glfwGetRequiredInstanceExtensions(&n);
     co.instance_extensions.assign(exts, exts + n);
@@ -459,7 +463,7 @@ int run_window(const RunOptions& o) {
         return s;
     };
     Context ctx(co);
-    int rc = frame_loop(o, ctx, wp, std::move(data));
+    int rc = frame_loop(o, ctx, wp, std::move(data), co.cpu_threads);
     if (ctx.validation_enabled() && ctx.validation_messages() > 0) {
         std::fprintf(stderr, "validation: %llu message(s)\n", (unsigned long long)ctx.validation_messages());
         return rc ? rc : 3;

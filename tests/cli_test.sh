@@ -93,5 +93,24 @@ if [ $rc -eq 0 ] && grep -qE '^step 20: train loss [0-9]+\.[0-9]{4}, val loss [0
 else
     echo "FAIL: short bigram run (exit $rc):"; echo "$out"; fails=$((fails+1))
 fi
+# --cpu-threads: auto (default) runs a small model's dispatches on one thread of a CPU driver and says so on the
+# device line; a number, or LP_NUM_THREADS already set, is followed; bigger models keep the driver's thread pool
+expect 2 "--cpu-threads" --data "$corpus" --cpu-threads 0
+expect 2 "--cpu-threads" --data "$corpus" --cpu-threads two
+note="every dispatch on one thread (no thread pool)"
+threads_run() {  # threads_run ENV... -- FLAGS...: stderr of a 2-step single-head run
+    local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    env "${envs[@]}" "$bin" --headless --quiet --data "$corpus" --max-iters 2 --eval-interval 2 --eval-iters 1 --sample-chars 0 "$@" 2>&1 >/dev/null
+}
+check_note() {  # check_note WANT(yes|no) LABEL STDERR
+    local has=no; grep -qF "$note" <<<"$3" && has=yes
+    if ! grep -q '^device: .*(CPU' <<<"$3"; then passes=$((passes+1)); return; fi  # a GPU: no CPU threads to choose
+    if [ "$has" = "$1" ]; then passes=$((passes+1)); else echo "FAIL: $2: wanted the note: $1; stderr:"; echo "$3"; fails=$((fails+1)); fi
+}
+check_note yes "single-head, auto" "$(threads_run X=1 -- --preset single-head)"
+check_note yes "--cpu-threads 1" "$(threads_run X=1 -- --preset layernorm --cpu-threads 1)"
+check_note no "--cpu-threads 2" "$(threads_run X=1 -- --preset single-head --cpu-threads 2)"
+check_note no "LP_NUM_THREADS set" "$(threads_run LP_NUM_THREADS=2 -- --preset single-head)"
+check_note no "a bigger model" "$(threads_run X=1 -- --preset layernorm --n-embd 64 --n-head 4 --n-layer 4 --block-size 32 --batch-size 16 --head-size 0)"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -222,6 +222,32 @@ TEST_CASE("generation is seeded, respects top-k and uses the vocabulary", "[mode
     REQUIRE(checked >= 30);
 }
 
+TEST_CASE("a CPU driver runs the lecture's small models on one thread and bigger ones on its pool", "[model]") {
+    const int V = 65;
+    for (const char* preset : {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm"}) {
+        INFO(preset);
+        Config c;
+        c.apply_preset(preset);
+        REQUIRE(Trainer::cpu_threads_for(c, V) == 1);
+    }
+    Config small_gpt;  // the benchmark's small GPT: C64 L4 T32 B16, ~3e8 multiply-adds a step
+    small_gpt.apply_preset("layernorm");
+    small_gpt.n_embd = 64; small_gpt.n_head = 4; small_gpt.n_layer = 4; small_gpt.block_size = 32;
+    small_gpt.batch_size = 16; small_gpt.head_size = 0;
+    Config gpt;
+    gpt.apply_preset("gpt");
+    for (const Config* c : {&small_gpt, &gpt}) REQUIRE(Trainer::cpu_threads_for(*c, V) == 0);
+    // the count the trainer uses to cut long steps into submits: 3 x the flat parameters x tokens a batch
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config("layernorm");
+    c.n_head = 2;
+    c.n_embd = 8;
+    c.head_size = 0;
+    Trainer tr(test::ctx(), data, c);
+    REQUIRE(Trainer::step_macs(c, data.vocab_size()) ==
+            3.0 * double(tr.model().flat_size()) * c.batch_size * c.block_size);
+}
+
 TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
     for (const char* preset : {"bigram", "single-head", "gpt"}) {

@@ -48,9 +48,23 @@ Trainer::~Trainer() = default;
 // big model) re-record the step as submits of about m_submit_s each (Trainer::step).
 static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
 
+double Trainer::step_macs(const Config& cfg, int vocab_size) {
+    return 3.0 * double(make_layout(cfg, vocab_size).flat) * cfg.batch_size * cfg.block_size;
+}
+
+// Below this many multiply-adds a step, lavapipe runs a step fastest with no thread pool: its ~21 us to wake the
+// pool for each dispatch outweighs a second core on dispatches this small (2 cores, ms a step, thread pool -> none:
+// single-head 1.20 -> 1.09 headless and 2.1-2.3 -> 1.6 in the window at 30 fps; layernorm 5.7 -> 5.7 and 8.4-10.4
+// -> 7.1-7.4; the small GPT, C64 L4 T32 B16, ~3e8 a step, 32 -> 40 headless: it keeps the pool).
+static constexpr double k_cpu_pool_above = 1e8;
+
+int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
+    return step_macs(cfg, vocab_size) < k_cpu_pool_above ? 1 : 0;
+}
+
 void Trainer::build_programs() {
     int B = m_cfg.batch_size, T = m_cfg.block_size;
-    double step_macs = 3.0 * double(m_model->flat_size()) * B * T;  // forward + backward
+    double step_macs = Trainer::step_macs(m_cfg, m_data.vocab_size());
     bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     double budget = cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
     if (m_measured_budget > 0) budget = m_measured_budget;

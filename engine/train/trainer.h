@@ -29,6 +29,13 @@ public:
     Trainer(Context& ctx, const Dataset& data, const Config& cfg);
     ~Trainer();
 
+    // Multiply-adds of one training step (forward + backward) of cfg's model: 3 x parameters x tokens a batch.
+    static double step_macs(const Config& cfg, int vocab_size);
+    // How many threads a CPU Vulkan driver (lavapipe) should run each dispatch on for cfg's model (ContextOptions::
+    // cpu_threads): 1, no thread pool, for the lecture's small models, whose steps are many tiny dispatches; 0, the
+    // driver's default (a thread per core), for bigger ones.
+    static int cpu_threads_for(const Config& cfg, int vocab_size);
+
     const Config& config() const { return m_cfg; }
     const Dataset& dataset() const { return m_data; }
     Model& model() { return *m_model; }

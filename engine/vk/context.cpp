@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <cstring>
 #include <unistd.h>
 
@@ -138,6 +140,8 @@ std::vector<DeviceInfo> Context::list_devices() {
 }
 
 Context::Context(const ContextOptions& opt) {
+    if (opt.cpu_threads > 0)  // lavapipe: LP_NUM_THREADS=0 runs dispatches on the submitting thread, N on a pool of N
+        setenv("LP_NUM_THREADS", std::to_string(opt.cpu_threads == 1 ? 0 : opt.cpu_threads).c_str(), 1);
     bool debug_utils = false;
     m_validation = opt.validation;
     m_instance = create_instance(opt.validation, opt.instance_extensions, &debug_utils);
@@ -206,9 +210,13 @@ Context::Context(const ContextOptions& opt) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         if (pages > 0 && page > 0) m_memory_bytes = std::max<uint64_t>(m_memory_bytes, uint64_t(pages) * uint64_t(page) * 3 / 4);
     }
+    std::string threads;  // what opt.cpu_threads set on a CPU driver
+    if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && opt.cpu_threads > 0)
+        threads = opt.cpu_threads == 1 ? ", every dispatch on one thread (no thread pool)"
+                                       : ", " + std::to_string(opt.cpu_threads) + " threads a dispatch";
     if (!opt.quiet)
-        std::fprintf(stderr, "device: %s (%s, %.1f GiB)\n", m_name.c_str(), type_name(m_props.deviceType),
-                     m_memory_bytes / 1073741824.0);
+        std::fprintf(stderr, "device: %s (%s, %.1f GiB)%s\n", m_name.c_str(), type_name(m_props.deviceType),
+                     m_memory_bytes / 1073741824.0, threads.c_str());
 
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
