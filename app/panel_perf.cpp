@@ -6,6 +6,7 @@
 #include <string>
 
 #include "panels.h"
+#include "train/trainer.h"
 
 namespace attn {
 
@@ -49,8 +50,11 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
                           "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
                           mib(snap.device_bytes).c_str());
     if (st.cpu_one_thread) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("| CPU driver on 1 thread");
+        // a model built later that is big enough for the driver's thread pool says so
+        if (snap.has_model && Trainer::cpu_threads_for(snap.cfg, snap.vocab) != 1)
+            ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "1 CPU thread: restart with --cpu-threads 2");
+        else
+            ImGui::TextDisabled("CPU driver: 1 thread a dispatch");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Every dispatch runs on one thread, without the driver's thread pool: chosen for the model "
                               "the app started with, fastest for the lecture's small models (many tiny dispatches a "
