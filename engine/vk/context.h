@@ -16,9 +16,9 @@ struct ContextOptions {
     int device_index = -1;       // -1: best (discrete, then integrated, then CPU)
     bool validation = false;     // Khronos validation layer, messages to stderr
     bool quiet = false;          // do not print the chosen device
-    // CPU drivers: how many threads run each dispatch. 0: the driver's default (lavapipe: one per core, a thread pool
-    // woken for every dispatch); 1: the submitting thread alone; N: N. Sets LP_NUM_THREADS (lavapipe's, process-wide,
-    // read when the instance finds its devices); other drivers ignore it.
+    // CPU drivers: how many threads run each dispatch. 0: LP_NUM_THREADS as it is (unset: the driver's default, for
+    // lavapipe one per core, a thread pool woken for every dispatch); 1: the submitting thread alone; N: N. Sets
+    // LP_NUM_THREADS (lavapipe's, process-wide, read when an instance finds its devices); other drivers ignore it.
     int cpu_threads = 0;
     std::vector<const char*> instance_extensions;  // e.g. what GLFW needs for a surface
     std::vector<const char*> device_extensions;    // e.g. VK_KHR_swapchain
