@@ -50,8 +50,12 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
                           "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
                           mib(snap.device_bytes).c_str());
     if (st.cpu_one_thread) {
-        // a model built later that is big enough for the driver's thread pool says so
-        if (snap.has_model && Trainer::cpu_threads_for(snap.cfg, snap.vocab) != 1)
+        // a model built later that is big enough for the driver's thread pool says so (decided once a model)
+        if (snap.has_model && st.pool_model_id != snap.model_id) {
+            st.pool_model_id = snap.model_id;
+            st.pool_model = Trainer::cpu_threads_for(snap.cfg, snap.vocab) != 1;
+        }
+        if (snap.has_model && st.pool_model)
             ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "1 CPU thread: restart with --cpu-threads 2");
         else
             ImGui::TextDisabled("CPU driver: 1 thread a dispatch");

@@ -101,6 +101,8 @@ struct PerfState {
     bool profiling = true;  // per-kernel GPU timestamps (what the thread was last told)
     bool told = false;      // whether the thread has been told at all
     bool cpu_one_thread = false;  // a CPU driver running every dispatch on one thread (--cpu-threads)
+    uint64_t pool_model_id = ~uint64_t(0);  // the model pool_model was decided for (Snapshot::model_id)
+    bool pool_model = false;                // that model would run faster on the driver's thread pool
     double build_ms = 0, render_ms = 0;  // the UI thread's cost per frame (smoothed): panels, then draw + present
     void note_frame(double build, double render) {
         build_ms = build_ms > 0 ? 0.95 * build_ms + 0.05 * build : build;

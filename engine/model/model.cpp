@@ -91,6 +91,7 @@ size_t Model::bytes_needed(const Config& c, int V) {
     size_t params = V * C + T * C + L * (3 * A * C + A * C + F * C * 2 + 8 * C) + V * C + V;
     size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C) + c.batch_size * NH * T * T;
     size_t grads = bt * (2 * std::max({C, A, F}) + C + A + 3 * A + F + C) + c.batch_size * NH * T * T;
+    // logits: (V + 3) / 4 * 4, the most matmul_forward_ld pads them to (it needs the device, this estimate has none)
     return f4(4 * params + L * per_block + bt * (C + 2 * C + (V + 3) / 4 * 4 + ops::matmul_dout_ld(V, c.lm_head_width()) + 1) + grads);
 }
 
