@@ -35,7 +35,12 @@ if ! corpus_ok; then
         mv "$CORPUS.part" "$CORPUS"
     else
         rm -f "$CORPUS.part"
-        for shared in ../shared/data/tinyshakespeare.txt "${ATTN_SHARED:-/nonexistent}/data/tinyshakespeare.txt"; do
+        # offline: the shared folder next to this checkout, or to the checkout it was cloned from (a local clone,
+        # e.g. CI's fresh one), or that checkout's own copy; the sha256 below is checked whichever it was
+        origin=$(git config --get remote.origin.url 2>/dev/null || true)
+        [ -d "$origin" ] || origin=/nonexistent
+        for shared in ../shared/data/tinyshakespeare.txt "${ATTN_SHARED:-/nonexistent}/data/tinyshakespeare.txt" \
+                      "$origin/../shared/data/tinyshakespeare.txt" "$origin/assets/tinyshakespeare.txt"; do
             if [ -f "$shared" ]; then cp "$shared" "$CORPUS"; break; fi
         done
     fi
