@@ -9,6 +9,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -120,7 +121,22 @@ int run_headless(const RunOptions& o) {
     const int start = tr.step_count();
     // a resumed run already evaluated its first step before saving: repeating it would shift the eval batches
     bool evaluated_start = !history.evals.empty() && history.evals.back().step == start;
+    // Ctrl+C / kill / a closed terminal: finish the step under way, save (--save), say where, exit 128 + signal
+    install_interrupt_handlers(o.save_path.empty() ? "stopping after this step"
+                                                   : ("stopping after this step to save " + o.save_path).c_str());
     for (int it = start; it <= c.max_iters; it++) {
+        if (int sig = interrupt_signal()) {
+            if (tty) std::fprintf(stderr, "\r\033[K");
+            save_tracked();
+            if (o.save_path.empty())
+                std::printf("attnlab: stopped at step %d by %s; nothing saved (--save FILE keeps checkpoints)\n", it,
+                            interrupt_name(sig));
+            else
+                std::printf("attnlab: stopped at step %d by %s; saved to %s (--resume %s continues)\n", it,
+                            interrupt_name(sig), o.save_path.c_str(), o.save_path.c_str());
+            std::fflush(stdout);
+            return 128 + sig;
+        }
         if ((it % c.eval_interval == 0 || it == c.max_iters) && !(it == start && evaluated_start)) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             EvalResult e = tr.estimate_loss();

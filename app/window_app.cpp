@@ -18,10 +18,11 @@
 #include <imgui_impl_vulkan.h>
 #include <stb_image_write.h>
 
-#include "panels.h"
-#include "train/checkpoint.h"
+#include "interrupt.h"
 #include "panel_lab.h"
+#include "panels.h"
 #include "renderer.h"
+#include "train/checkpoint.h"
 
 namespace attn {
 
@@ -281,9 +282,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         std::fprintf(stderr, "error: %s\n", err.c_str());
         return 1;
     };
+    // Ctrl+C / kill / a closed terminal: quit as if the window were closed (the autosave on quit included)
+    install_interrupt_handlers("quitting as if the window were closed (writing the autosave, when on)");
     while (!glfwWindowShouldClose(win)) {
+        if (interrupt_signal()) break;
         if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
-            glfwWaitEvents();  // minimised: sleep until something happens, training goes on
+            glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
             continue;
         }
         if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
@@ -409,6 +413,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
             }
         }
         if (final_frame) return finish_metrics();
+    }
+    if (int sig = interrupt_signal()) {
+        std::printf("attnlab: %s: closing the window\n", interrupt_name(sig));
+        std::fflush(stdout);
+        int rc = finish_metrics();
+        return rc != 0 ? rc : 128 + sig;
     }
     return finish_metrics();
 }

@@ -2,7 +2,8 @@
 # Checkpoints in the real window (Xvfb + openbox + xdotool): Ctrl+S writes a checkpoint that --headless --resume
 # accepts; Ctrl+O loads it back (the step returns to the saved one); autosave (--autosave 0.05: every 3 s) writes
 # attnlab_autosave.safetensors while training and again when the window is closed (Alt+F4); the next start offers
-# to resume it, Enter resumes at that step, and training goes on from there.
+# to resume it, Enter resumes at that step, and training goes on from there. `kill` (SIGTERM) quits like a close,
+# autosave included.
 # Usage: app_checkpoint_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -77,5 +78,24 @@ window_session 300 "" '
     [ "$later" -gt "$quit" ] || fail "the resumed run did not train on (step $later)"
     close_window
     echo "resume prompt: Enter resumed step $resumed, training went on to step $later"
+
+    # --- third run: kill (SIGTERM) quits as closing the window does, autosave included; exit 128 + 15 ---
+    rm -f attnlab_autosave.safetensors
+    start three.out --eval-interval 100
+    wait_steps 100 || fail "the third window did not train 100 steps within 60 s"
+    kill -TERM "$pid"
+    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "attnlab did not quit within 30 s of SIGTERM"
+    wait "$pid"; rc=$?; pid=
+    [ "$rc" -eq 143 ] || fail "after SIGTERM attnlab exited with $rc, wanted 143 (128 + 15)"
+    grep -qx "attnlab: SIGTERM: closing the window" three.out || fail "no closing line after SIGTERM"
+    last=$(tail -1 three.out)
+    [[ "$last" =~ ^attnlab:\ autosaved\ step\ ([0-9]+)\ to\ attnlab_autosave.safetensors$ ]] ||
+        fail "SIGTERM should autosave last, but the last line is: $last"
+    killed=${BASH_REMATCH[1]}
+    [ "$killed" -ge 100 ] || fail "the autosave after SIGTERM holds step $killed, the window had trained 100"
+    r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave after SIGTERM"
+    [ "$r" = "$killed" ] || fail "the autosave after SIGTERM resumed at step $r, saved at step $killed"
+    echo "SIGTERM: the window autosaved step $killed and quit with 143"
     echo PASS
 '

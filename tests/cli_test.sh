@@ -82,6 +82,29 @@ if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^
 else
     echo "FAIL: --resume should continue at step 20 and reach the uninterrupted run's step-40 losses"; cat "$tmp/b.txt" "$tmp/c.txt"; fails=$((fails+1))
 fi
+# Ctrl+C (SIGINT) mid-run: the step under way finishes, the checkpoint of the step reached is saved, exit 130; --resume
+# from there reaches the uninterrupted run's losses
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 1000000 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 --save "$tmp/int.safetensors" >"$tmp/i.txt" 2>/dev/null & ipid=$!
+for ((i = 0; i < 600; i++)); do grep -q "^step 20:" "$tmp/i.txt" && break; sleep 0.1; done
+kill -INT $ipid; wait $ipid; rc=$?
+stopped=$(grep -oE "^attnlab: stopped at step [0-9]+ by SIGINT; saved to $tmp/int.safetensors" "$tmp/i.txt" | cut -d' ' -f5)
+if [ $rc -eq 130 ] && [ "${stopped:-0}" -ge 20 ]; then
+    target=$(( (stopped / 10 + 2) * 10 ))
+    "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters $target --eval-interval 10 --eval-iters 2 \
+        --sample-chars 0 --resume "$tmp/int.safetensors" >"$tmp/d.txt" 2>/dev/null
+    "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters $target --eval-interval 10 --eval-iters 2 \
+        --sample-chars 0 >"$tmp/e.txt" 2>/dev/null
+    if grep -q "^resumed .* at step $stopped$" "$tmp/d.txt" && grep -q "^step $target:" "$tmp/e.txt" &&
+       [ "$(grep "^step $target:" "$tmp/d.txt" | cut -d'|' -f1)" = "$(grep "^step $target:" "$tmp/e.txt" | cut -d'|' -f1)" ]; then
+        passes=$((passes+1))
+    else
+        echo "FAIL: resuming the run stopped by Ctrl+C at step $stopped should reach the uninterrupted run's step-$target losses"
+        cat "$tmp/d.txt" "$tmp/e.txt"; fails=$((fails+1))
+    fi
+else
+    echo "FAIL: Ctrl+C should save the step reached and exit 130 (exit $rc):"; cat "$tmp/i.txt"; fails=$((fails+1))
+fi
 expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
 printf 'garbage' > "$tmp/bad.safetensors"
 expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"

@@ -1,0 +1,15 @@
+// Ctrl+C, `kill` and a closed terminal (SIGINT, SIGTERM, SIGHUP) while training: the first one asks the trainer to
+// stop cleanly, so the window writes its autosave and the headless trainer its --save checkpoint before quitting;
+// a second one kills at once (the default action is back after the first).
+#pragma once
+
+namespace attn {
+
+// Installs the handlers; `what` ends the line printed when the first signal arrives ("stopping after this step").
+void install_interrupt_handlers(const char* what);
+// The signal number that asked to stop, or 0.
+int interrupt_signal();
+// "SIGINT", "SIGTERM" or "SIGHUP" (for messages).
+const char* interrupt_name(int sig);
+
+}  // namespace attn
