@@ -197,7 +197,9 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_grid_colour);
         char buf[32];
         std::snprintf(buf, sizeof buf, "%g", s);
-        dl->AddText(ImVec2(x - 8, b.y + 3), IM_COL32(170, 170, 180, 255), buf);
+        // centred on its line, kept inside the panel (the last tick sits on the right edge)
+        float w = ImGui::CalcTextSize(buf).x, tx = std::min(x - w / 2, p0.x + avail.x - w - 2);
+        dl->AddText(ImVec2(std::max(tx, p0.x), b.y + 3), IM_COL32(170, 170, 180, 255), buf);
     }
     dl->PopClipRect();
     dl->PushClipRect(a, b, true);
