@@ -277,6 +277,34 @@ TEST_CASE("cross-entropy forward and backward match the CPU reference and finite
     });
     for (const Buffer* l : {&losses3, &losses4}) REQUIRE(l->read<float>(B * T) == losses.read<float>(B * T));
     for (const Buffer* dl : {&dl3, &dl4}) REQUIRE(dl->read<float>(B * T * V) == d);
+
+    // both padded, as in training (crossentropy_fused4: vec4 fetches and stores): the same bits, zeros in dlogits'
+    // padding over whatever it held; every V % 4 (the last vec4 holding 1-4 logits) and targets in that vec4
+    for (int v : {64, 65, 66, 67}) {
+        std::vector<uint32_t> tk = tokens;
+        tk[off[1] + 2] = uint32_t(v - 1);  // (b=1, t=1)'s target: the last logit
+        for (auto& t : tk) t %= uint32_t(v);
+        auto gtk = upload(tk);
+        std::vector<float> lv(B * T * ld, 1e30f);  // huge padding: read as a number, it would change every loss
+        std::vector<double> lvd(B * T * v);
+        for (int row = 0; row < B * T; row++)
+            for (int c = 0; c < v; c++) lv[row * ld + c] = float(lvd[row * v + c] = logits[row * V + c]);
+        auto glv = upload(lv), l5 = zeros(B * T), l6 = zeros(B * T), d5 = zeros(B * T * v);
+        auto d6 = upload(std::vector<float>(B * T * ld, 7.0f));
+        test::run([&](Program& p) {
+            ops::crossentropy_forward(test::kernels(), p, l5, glv, gtk, goff, B, T, v, ld);
+            ops::crossentropy_backward(test::kernels(), p, d5, glv, gtk, goff, B, T, v, 0, ld);
+            ops::crossentropy_fused(test::kernels(), p, l6, d6, glv, gtk, goff, B, T, v, ld, ld);
+        });
+        INFO("V = " << v);
+        REQUIRE(l6.read<float>(B * T) == l5.read<float>(B * T));
+        auto d5h = d5.read<float>(B * T * v), d6h = d6.read<float>(B * T * ld);
+        for (int row = 0; row < B * T; row++)
+            for (int c = 0; c < ld; c++) REQUIRE(d6h[row * ld + c] == (c < v ? d5h[row * v + c] : 0.0f));
+        std::vector<double> rl5;
+        ref::crossentropy_forward(rl5, lvd, tk, off, B, T, v);
+        test::require_close(download(l6, B * T), rl5, 1e-5, 1e-5, "padded fused losses vs the CPU reference");
+    }
 }
 
 TEST_CASE("the loss mean flags NaN and Inf", "[ops]") {

@@ -30,13 +30,16 @@ inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlog
 
 // Both at once for a training step (shaders/crossentropy_fused.comp): losses (B,T) and dlogits (B,T,V) of the
 // mean loss, the same values as the two kernels above with one softmax and one dispatch fewer (dlogits rows of
-// ld floats and logits rows of lld as in crossentropy_backward).
+// ld floats and logits rows of lld as in crossentropy_backward). Rows of both padded to a multiple of 4 floats at
+// 16-byte offsets (lm_head's, see Activations::logits_ld): shaders/crossentropy_fused4.comp, the same bits, four
+// values a fetch and a store.
 inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses, BufferRange dlogits,
                                BufferRange logits, BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T,
                                uint32_t V, uint32_t ld = 0, uint32_t lld = 0) {
     CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
-    pr.dispatch(kc.get("crossentropy_fused", "tssss", sizeof p), {logits, tokens, offsets, losses, dlogits}, p,
-                uint64_t(B) * T);
+    bool vec4 = p.ld % 4 == 0 && p.lld % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
+    pr.dispatch(vec4 ? kc.get("crossentropy_fused4", "vssss", sizeof p) : kc.get("crossentropy_fused", "tssss", sizeof p),
+                {logits, tokens, offsets, losses, dlogits}, p, uint64_t(B) * T);
 }
 
 // result[slot] = mean(values[0..n)), result[slot+1] = 1 if any is NaN/Inf
