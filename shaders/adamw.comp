@@ -1,24 +1,31 @@
 #version 450
 // AdamW as PyTorch's defaults: decoupled weight decay, bias-corrected moments. Four parameters per
-// invocation (vec4 loads; the flat buffer is padded to a multiple of 64 floats).
+// invocation (the flat buffer is padded to a multiple of 64 floats). Everything is read through texel buffers
+// (vector gathers on lavapipe; storage-buffer loads there are a loop over the lanes) and written through storage
+// buffers: each invocation reads its own four values before it writes them.
 // Hyperparameters come from a small buffer the host rewrites each step: no re-recording.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
-layout(std430, binding = 0) buffer Params { vec4 params[]; };
-layout(std430, binding = 1) readonly buffer Grads { vec4 grads[]; };
-layout(std430, binding = 2) buffer M { vec4 m[]; };
-layout(std430, binding = 3) buffer V { vec4 v[]; };
-layout(std430, binding = 4) readonly buffer H { float lr, beta1, beta2, eps, weight_decay, bc1, bc2; } h;
+layout(binding = 0) uniform samplerBuffer params_t;                  // (n,) vec4, the weights before the step
+layout(binding = 1) uniform samplerBuffer grads_t;                   // (n,) vec4
+layout(binding = 2) uniform samplerBuffer m_t;                       // (n,) vec4, first moments before the step
+layout(binding = 3) uniform samplerBuffer v_t;                       // (n,) vec4, second moments before the step
+layout(binding = 4) uniform samplerBuffer hyper;                     // 2 vec4: lr, beta1, beta2, eps | wd, bc1, bc2, -
+layout(std430, binding = 5) writeonly buffer Params { vec4 params[]; };  // the same buffers as 0, 2, 3
+layout(std430, binding = 6) writeonly buffer M { vec4 m[]; };
+layout(std430, binding = 7) writeonly buffer V { vec4 v[]; };
 layout(push_constant) uniform P { uint n; } p;  // n: number of vec4s
 void main() {
     uint i = gid();
     if (i >= p.n) return;
-    vec4 g = grads[i];
-    vec4 x = params[i] * (1.0 - h.lr * h.weight_decay);
-    vec4 mi = h.beta1 * m[i] + (1.0 - h.beta1) * g;
-    vec4 vi = h.beta2 * v[i] + (1.0 - h.beta2) * g * g;
+    vec4 h0 = texelFetch(hyper, 0), h1 = texelFetch(hyper, 1);
+    float lr = h0.x, beta1 = h0.y, beta2 = h0.z, eps = h0.w, weight_decay = h1.x, bc1 = h1.y, bc2 = h1.z;
+    vec4 g = texelFetch(grads_t, int(i));
+    vec4 x = texelFetch(params_t, int(i)) * (1.0 - lr * weight_decay);
+    vec4 mi = beta1 * texelFetch(m_t, int(i)) + (1.0 - beta1) * g;
+    vec4 vi = beta2 * texelFetch(v_t, int(i)) + (1.0 - beta2) * g * g;
     m[i] = mi;
     v[i] = vi;
-    vec4 denom = sqrt(vi) / sqrt(h.bc2) + h.eps;
-    params[i] = x - (h.lr / h.bc1) * mi / denom;
+    vec4 denom = sqrt(vi) / sqrt(bc2) + eps;
+    params[i] = x - (lr / bc1) * mi / denom;
 }
