@@ -294,10 +294,13 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
             fps_cap = p.controls.fps_cap;
             tt.set_frame_rate(fps_cap);
         }
-        double want_autosave = o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+        // no autosave while the resume prompt is open: the file holds the run it offers, which must not be
+        // overwritten by the fresh one training underneath (not on quit, not by a device failure's rescue) before
+        // the user has chosen (-2: "no file" told to the thread)
+        double want_autosave = resume.open ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
         if (want_autosave != autosave_min) {
             autosave_min = want_autosave;
-            tt.set_autosave(autosave_min, k_autosave_path);
+            tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);
         }
         auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
         // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it

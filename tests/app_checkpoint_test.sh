@@ -97,5 +97,20 @@ window_session 300 "" '
     r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave after SIGTERM"
     [ "$r" = "$killed" ] || fail "the autosave after SIGTERM resumed at step $r, saved at step $killed"
     echo "SIGTERM: the window autosaved step $killed and quit with 143"
+
+    # --- fourth run: the prompt left open while a fresh run trains underneath; autosave every 1.2 s and a quit
+    # must not overwrite the run it offers ---
+    start four.out --eval-interval 100 --autosave 0.02
+    wait_for four.out "^attnlab: attnlab_autosave.safetensors holds a run of step $killed: resume it" 30 ||
+        fail "the fourth start should offer the autosave of step $killed"
+    wait_steps 100 || fail "the fourth window did not train underneath its prompt"
+    sleep 2
+    kill -TERM "$pid"
+    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    wait "$pid"; pid=
+    grep -q "autosaved" four.out && fail "the fresh run under the open prompt overwrote the autosave it offers"
+    r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave"
+    [ "$r" = "$killed" ] || fail "the autosave offered (step $killed) now holds step $r"
+    echo "prompt left open: the autosave of step $killed was kept"
     echo PASS
 '
