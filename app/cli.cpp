@@ -3,11 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
+#include <unistd.h>
 
 #include "model/model.h"
 #include "train/trainer.h"
@@ -53,6 +56,22 @@ bool inject_fault(Trainer& tr, FaultInjection& f) {
     return true;
 }
 
+// Why PATH cannot take an output file (a checkpoint or screenshot, written beside it and renamed over it, when
+// replaced), or "" when it can.
+static std::string output_path_problem(const std::string& path, bool replaced) {
+    if (path.empty()) return "needs a file name";
+    std::error_code ec;
+    auto st = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::is_directory(st)) return "'" + path + "' is a folder: name a file in it";
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && replaced)
+        return "'" + path + "' is not a regular file (a device or pipe): name a file";
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!std::filesystem::is_directory(dir, ec)) return "'" + path + "': the folder " + dir.string() + " does not exist";
+    if (::access(dir.c_str(), W_OK) != 0) return "'" + path + "': cannot write in the folder " + dir.string();
+    return "";
+}
+
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
     std::string preset = "single-head";
@@ -77,12 +96,19 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--head-size", c.head_size, "attention head size (HS); 0: n_embd / n_head");
     app.add_option("--n-head", c.n_head, "attention heads per layer (NH)");
     app.add_option("--n-layer", c.n_layer, "transformer blocks");
-    std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
-    app.add_option("--ffn", c.ffn, "feed-forward after attention: on | off")->transform(CLI::CheckedTransformer(on_off));
+    // on | off (also 1 | 0, true | false) -> "1" | "0" for a bool
+    CLI::Validator on_off(
+        [](std::string& v) -> std::string {
+            if (v == "on" || v == "1" || v == "true") return v = "1", "";
+            if (v == "off" || v == "0" || v == "false") return v = "0", "";
+            return "must be on or off (got '" + v + "')";
+        },
+        "", "on|off");
+    app.add_option("--ffn", c.ffn, "feed-forward after attention: on | off")->transform(on_off)->type_name("on|off");
     app.add_option("--residual", c.residual, "residual connections + projections: on | off")
-        ->transform(CLI::CheckedTransformer(on_off));
+        ->transform(on_off)->type_name("on|off");
     app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head: on | off")
-        ->transform(CLI::CheckedTransformer(on_off));
+        ->transform(on_off)->type_name("on|off");
     app.add_option("--dropout", c.dropout, "dropout probability (training only)");
     bool encoder = false, no_pos = false;
     app.add_flag("--encoder", encoder, "no causal mask: every position attends to every other (the lecture's encoder)");
@@ -93,7 +119,16 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates");
     app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate");
     app.add_option("--seed", c.seed, "random seed (init, batches, sampling), 0 to 2^53")
-        ->check(CLI::Range(0.0, 9007199254740992.0));
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+                char* end = nullptr;
+                errno = 0;
+                unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+                bool ok = !v.empty() && v[0] != '-' && *end == '\0' && errno == 0 && n <= (1ull << 53);
+                return ok ? "" : "must be a whole number from 0 to 2^53 (got '" + v + "')";
+            },
+            "", "seed"))
+        ->type_name("UINT");
     app.add_option("--temperature", c.temperature, "sampling temperature");
     app.add_option("--top-k", c.top_k, "sample only from the k likeliest characters (0: all)");
     app.add_option("--sample-chars", c.sample_chars, "characters generated at the end");
@@ -105,10 +140,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                    "small models, whose steps are many tiny dispatches, else one per core) or a number");
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
-    app.add_flag("--quiet", o.quiet, "no progress line");
+    app.add_flag("--quiet", o.quiet, "headless: no progress line");
     app.add_flag("--profile", o.profile, "headless: print per-kernel GPU time per step at the end");
-    app.add_option("--save", o.save_path, "checkpoint (safetensors) written at every evaluation and at the end");
-    app.add_option("--resume", o.resume_path, "continue from a checkpoint; --max-iters counts from step 0");
+    app.add_option("--save", o.save_path, "headless: checkpoint (safetensors) written at every evaluation, at the end and on Ctrl+C");
+    app.add_option("--resume", o.resume_path, "headless: continue from a checkpoint; --max-iters counts from step 0 (the window: Ctrl+O)");
     app.add_option("--exit-after-steps", o.exit_after_steps,
                    "window: train N steps, write --screenshot (if given) and exit 0")
         ->check(CLI::Range(1, 100000000));
@@ -117,7 +152,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--save-cpu", o.save_cpu,
                    "window: while it trains unwatched (no input for 1.5 s), drawing takes at most 15% of the time: "
                    "on (default) | off (always --fps)")
-        ->transform(CLI::CheckedTransformer(on_off));
+        ->transform(on_off)->type_name("on|off");
     app.add_option("--autosave", o.autosave_min,
                    "window: autosave every MINUTES (fractions allowed, e.g. 0.05 = 3 s; 0: off; default 5) and on quit, "
                    "to attnlab_autosave.safetensors in the working folder");
@@ -126,6 +161,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     std::string fault;
     app.add_option("--inject-fault", fault,
                    "tests: KIND@STEP makes KIND (nan, oom, device-lost) happen at training step STEP, once");
+    app.footer("\nThe lecture's self-attention demos, as text: attnlab lab --list, attnlab lab NAME [--help]\n"
+               "In the window: Space pause, S step, R reset, F12 screenshot, H all heads, L the Lab, Ctrl+S / Ctrl+O "
+               "checkpoint.");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -156,13 +194,46 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                              "(written at every evaluation)\n");
         return 2;
     }
+    if (o.headless && (app.count("--fps") > 0 || app.count("--save-cpu") > 0)) {
+        std::fprintf(stderr, "error: --fps and --save-cpu are for the window: drop them, or drop --headless\n");
+        return 2;
+    }
+    if (!o.headless && !o.list_devices) {
+        if (app.count("--resume") > 0 || app.count("--save") > 0) {
+            std::fprintf(stderr, "error: --resume and --save are for --headless: in the window, Ctrl+O loads and Ctrl+S "
+                                 "saves the file named by --checkpoint FILE (the window also autosaves)\n");
+            return 2;
+        }
+        if (app.count("--profile") > 0 || app.count("--quiet") > 0) {
+            std::fprintf(stderr, "error: --profile and --quiet are for --headless: the window's Performance panel shows "
+                                 "the per-kernel profile\n");
+            return 2;
+        }
+    }
+    // output files: named, and not something a rename would destroy (a device such as /dev/null, a folder)
+    struct Out { const char* flag; const std::string* path; bool replaced; };  // replaced: written by rename
+    for (const Out& f : {Out{"--save", &o.save_path, true}, Out{"--checkpoint", &o.checkpoint_path, true},
+                         Out{"--metrics", &o.metrics_path, false}, Out{"--screenshot", &o.screenshot_path, true}}) {
+        if (app.count(f.flag) == 0) continue;
+        std::string err = output_path_problem(*f.path, f.replaced);
+        if (!err.empty()) {
+            std::fprintf(stderr, "error: %s %s\n", f.flag, err.c_str());
+            return 2;
+        }
+    }
+    if (!o.save_path.empty() && o.save_path == o.metrics_path) {
+        std::fprintf(stderr, "error: --save and --metrics name the same file '%s': give each its own\n",
+                     o.save_path.c_str());
+        return 2;
+    }
+    for (const char* f : {"--resume", "--data"})
+        if (app.count(f) > 0 && (f[2] == 'r' ? o.resume_path : o.data_path).empty()) {
+            std::fprintf(stderr, "error: %s needs a file name\n", f);
+            return 2;
+        }
     if (!std::isfinite(o.autosave_min) || o.autosave_min < 0 || o.autosave_min > 525600) {
         std::fprintf(stderr, "error: --autosave must be a number of minutes from 0 (off) to 525600 (got %g)\n",
                      o.autosave_min);
-        return 2;
-    }
-    if (o.checkpoint_path.empty()) {
-        std::fprintf(stderr, "error: --checkpoint needs a file name\n");
         return 2;
     }
     if (!fault.empty() && !parse_fault(fault, o.fault)) {
@@ -177,6 +248,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         if (opt->count() > 0 && !opt->get_lnames().empty()) o.given.insert("--" + opt->get_lnames().front());
     if (encoder) o.given.insert("--encoder");
     if (no_pos) o.given.insert("--no-pos");
+    if (c.kind == ModelKind::Bigram)  // a table of next-character logits: nothing for these flags to change
+        for (const char* f : {"--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn", "--residual", "--layernorm",
+                              "--dropout", "--encoder", "--no-pos"})
+            if (o.given.count(f)) {
+                std::fprintf(stderr, "error: %s has no effect on the bigram model (a table of next-character logits: "
+                                     "no embeddings, attention or layers): pick a transformer --preset, e.g. single-head\n",
+                             f);
+                return 2;
+            }
     auto errs = validate(c);
     if (!errs.empty()) {
         std::fprintf(stderr, "error: %s\n", errs.front().message.c_str());

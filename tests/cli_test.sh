@@ -41,6 +41,32 @@ printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n' | tr -d '\n' > "$tmp/one.txt
 expect 2 "only one distinct character" --data "$tmp/one.txt"
 truncate -s 200M "$tmp/huge.txt"
 expect 2 "100 MiB limit" --data "$tmp/huge.txt"
+# output files: named, never a folder or a device (a checkpoint is renamed over its path: as root /dev/null would be
+# replaced), in a folder that exists, not two outputs in one file
+expect 2 "--save needs a file name" --data "$corpus" --save ""
+expect 2 "is not a regular file" --data "$corpus" --save /dev/null
+expect 2 "is a folder" --data "$corpus" --save "$tmp"
+expect 2 "does not exist" --data "$corpus" --save "$tmp/no/such/x.safetensors"
+expect 2 "name the same file" --data "$corpus" --save "$tmp/x.st" --metrics "$tmp/x.st"
+expect 2 "--metrics needs a file name" --data "$corpus" --metrics ""
+expect 2 "--resume needs a file name" --data "$corpus" --resume ""
+[ -c /dev/null ] && passes=$((passes+1)) || { echo "FAIL: /dev/null is no longer a device"; fails=$((fails+1)); }
+# each mode's flags: the window's refused headless and the headless ones refused by the window (before any display
+# is needed), each with what to use instead
+expect 2 "--fps and --save-cpu are for the window" --data "$corpus" --fps 10
+expect 2 "--n-head has no effect on the bigram model" --data "$corpus" --preset bigram --n-head 4
+expect 2 "--encoder has no effect on the bigram model" --data "$corpus" --preset bigram --encoder
+window_expect() {  # window_expect "substring" args...: the window refuses them with exit 2
+    local want=$1 out rc; shift
+    out=$(DISPLAY= WAYLAND_DISPLAY= "$bin" "$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -eq 2 ] && grep -qF -- "$want" <<<"$out"; then passes=$((passes+1)); else
+        echo "FAIL: attnlab $* (window) -> exit $rc, wanted 2 and '$want':"; echo "$out"; fails=$((fails+1)); fi
+}
+window_expect "Ctrl+O loads" --data "$corpus" --resume "$tmp/x.safetensors"
+window_expect "Ctrl+O loads" --data "$corpus" --save "$tmp/x.safetensors"
+window_expect "Performance panel" --data "$corpus" --profile
+window_expect "--checkpoint needs a file name" --data "$corpus" --checkpoint ""
+window_expect "--screenshot '$tmp' is a folder" --data "$corpus" --screenshot "$tmp"
 
 # Every numeric flag at zero, negative, NaN, huge and non-numeric: exit 2 with the flag named, or a clean run
 # where the value is meaningful (e.g. --top-k 0 means no top-k).

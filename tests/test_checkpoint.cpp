@@ -109,4 +109,13 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     REQUIRE(load_checkpoint(path).state.step == 0);
     CHECK_THAT(test::error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("cannot write checkpoint"));
+    // never renamed over a folder or a device (as root, /dev/null would become a plain file)
+    std::string dir = tmp_path("a_folder");
+    fs::create_directories(dir);
+    CHECK_THAT(test::error_of([&] { save_checkpoint(dir, snapshot(tr, {}), tr.model().params_info()); }),
+               Catch::Contains("it is a folder"));
+    CHECK_THAT(test::error_of([&] { save_checkpoint("/dev/null", snapshot(tr, {}), tr.model().params_info()); }),
+               Catch::Contains("not a regular file"));
+    REQUIRE(fs::is_character_file("/dev/null"));
+    REQUIRE(!fs::exists("/dev/null.tmp"));
 }

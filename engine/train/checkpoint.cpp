@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -63,6 +64,11 @@ static void write_safetensors(const std::string& path, json header, const std::v
     size_t at = h.find(CHECKSUM_PLACEHOLDER);
     h.replace(at, 16, hex);
 
+    // the file is written beside the path and renamed over it: never over a folder or a device (/dev/null)
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error("cannot save a checkpoint to '" + path + "': it is " +
+                    (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file (a device or pipe)") + ": name a file");
     std::string tmp = path + ".tmp";
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno) + " (check the folder exists and is writable)");
