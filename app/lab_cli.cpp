@@ -1,6 +1,8 @@
 // `attnlab lab`: prints the self-attention lab's demos as plain text (for terminals, learners without a display, tests).
 #include "lab_cli.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -66,7 +68,7 @@ const char* k_usage =
     "       attnlab lab NAME [--device N] [options]\n"
     "  matmul   [--a ones|tril|average] [--b \"2,6;6,4;7,5\"]\n"
     "  average  [--shape B,T,C] [--show b] [--seed N]\n"
-    "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1..16]\n"
+    "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 8,16 (each in (0, 1024])]\n"
     "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
     "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
     "  position [--text \"to be or\"] [--pos on|off] [--seed N]\n"
@@ -87,11 +89,19 @@ std::vector<float> parse_floats(const std::string& s, char sep, const std::strin
     return v;
 }
 
-long parse_int(const std::string& s, const std::string& flag) {
+int parse_int(const std::string& s, const std::string& flag) {
     char* end = nullptr;
+    errno = 0;
     long x = std::strtol(s.c_str(), &end, 10);
     if (s.empty() || *end != '\0') throw Error(flag + ": '" + s + "' is not a whole number");
-    return x;
+    if (errno == ERANGE || x < -1000000000L || x > 1000000000L) throw Error(flag + ": " + s + " is out of range");
+    return int(x);
+}
+
+uint64_t parse_seed(const std::string& s) {
+    int x = parse_int(s, "--seed");
+    if (x < 0) throw Error("--seed: must be 0 or more (got " + s + ")");
+    return uint64_t(x);
 }
 
 // "2,6;6,4;7,5" -> (3, 2)
@@ -188,12 +198,12 @@ void show_average(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     if (opt.count("--shape")) {
         std::vector<int> s;
         std::stringstream ss(opt.at("--shape"));
-        for (std::string item; std::getline(ss, item, ',');) s.push_back(int(parse_int(item, "--shape")));
+        for (std::string item; std::getline(ss, item, ',');) s.push_back(parse_int(item, "--shape"));
         if (s.size() != 3) throw Error("--shape: give B,T,C, e.g. --shape 4,8,2");
         in.B = s[0]; in.T = s[1]; in.C = s[2];
     }
-    if (opt.count("--show")) in.show_b = int(parse_int(opt.at("--show"), "--show"));
-    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    if (opt.count("--show")) in.show_b = parse_int(opt.at("--show"), "--show");
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::AverageDemo d = lab::run_average_demo(ctx, kc, in);
     out("\nx = randn(%d, %d, %d), seed %llu; showing batch element %d\n\n", in.B, in.T, in.C,
                 (unsigned long long)in.seed, in.show_b);
@@ -220,9 +230,9 @@ void show_softmax(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
 
 void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
     lab::ScalingDemoInput in;
-    if (opt.count("--head-size")) in.head_size = int(parse_int(opt.at("--head-size"), "--head-size"));
-    if (opt.count("--bins")) in.bins = int(parse_int(opt.at("--bins"), "--bins"));
-    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    if (opt.count("--head-size")) in.head_size = parse_int(opt.at("--head-size"), "--head-size");
+    if (opt.count("--bins")) in.bins = parse_int(opt.at("--bins"), "--bins");
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::ScalingDemo d = lab::run_scaling_demo(ctx, kc, in);
     out("\nq, k = randn(%d, %d, %d); wei = q @ k^T: %zu scores\n", in.B, in.T, d.head_size, d.samples);
     out("var(q)                        %9.4f\n", d.var_q);
@@ -239,10 +249,12 @@ void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
 void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::string>& opt) {
     lab::EncoderDemoInput in;
     std::string path = opt.count("--data") ? opt.at("--data") : "assets/tinyshakespeare.txt";
-    if (opt.count("--steps")) in.steps = int(parse_int(opt.at("--steps"), "--steps"));
-    if (opt.count("--tail")) in.tail = int(parse_int(opt.at("--tail"), "--tail"));
-    if (opt.count("--chars")) in.sample_chars = int(parse_int(opt.at("--chars"), "--chars"));
-    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    if (opt.count("--steps")) in.steps = parse_int(opt.at("--steps"), "--steps");
+    if (opt.count("--tail")) in.tail = parse_int(opt.at("--tail"), "--tail");
+    else in.tail = std::max(1, std::min(in.tail, in.steps));  // the default tail, for fewer steps: all of them
+    if (opt.count("--chars")) in.sample_chars = parse_int(opt.at("--chars"), "--chars");
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
+    lab::check_encoder_input(in);  // before the corpus is read and the line below claims a run
     Dataset data = Dataset::from_file(path);
     std::fprintf(stderr, "training the single-head model twice, %d steps each, on %s...\n", in.steps, path.c_str());
     lab::EncoderDemo d = lab::run_encoder_demo(ctx, data, in);
@@ -258,7 +270,7 @@ void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::stri
 void show_position(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
     lab::PositionDemoInput in;
     if (opt.count("--text")) in.text = opt.at("--text");
-    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     std::vector<bool> pos = {false, true};
     if (opt.count("--pos")) {
         const std::string& p = opt.at("--pos");
@@ -280,9 +292,9 @@ void show_position(Text& out, Context& ctx, KernelCache& kc, const std::map<std:
 
 void show_batches(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
     lab::BatchesDemoInput in;
-    if (opt.count("--change")) in.changed = int(parse_int(opt.at("--change"), "--change"));
+    if (opt.count("--change")) in.changed = parse_int(opt.at("--change"), "--change");
     if (opt.count("--replacement")) in.replacement = opt.at("--replacement");
-    if (opt.count("--seed")) in.seed = uint64_t(parse_int(opt.at("--seed"), "--seed"));
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::BatchesDemo d = lab::run_batches_demo(ctx, kc, in);
     out("\nbatch of %zu sequences through one attention head (causal, position embeddings on)\n\n",
                 d.before.size());
@@ -330,7 +342,7 @@ int run_lab_command(int argc, char** argv) {
         opt[flag] = args[i + 1];
     }
     try {
-        if (opt.count("--device")) device = int(parse_int(opt.at("--device"), "--device"));
+        if (opt.count("--device")) device = parse_int(opt.at("--device"), "--device");
         ContextOptions co;
         co.device_index = device;
         co.quiet = true;  // stdout is the demo's text

@@ -59,11 +59,15 @@ bool bits_differ(const std::vector<float>& a, const std::vector<float>& b, size_
 
 }  // namespace
 
-EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
-                             const EncoderProgress& keep_going) {
+void check_encoder_input(const EncoderDemoInput& in) {
     if (in.steps < 1 || in.steps > 100000) throw Error("lab encoder: steps must be 1..100000, e.g. --steps 500");
     if (in.tail < 1 || in.tail > in.steps) throw Error("lab encoder: the loss tail must be 1..steps, e.g. --tail 50");
     if (in.sample_chars < 0 || in.sample_chars > 10000) throw Error("lab encoder: sample length must be 0..10000");
+}
+
+EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
+                             const EncoderProgress& keep_going) {
+    check_encoder_input(in);
     EncoderDemo d;
     d.steps = in.steps;
     d.tail = in.tail;

@@ -34,6 +34,8 @@ struct Stopped : Error {
     Stopped() : Error("lab encoder: stopped") {}
 };
 // The two training runs take seconds: `keep_going` reports progress and lets a window's worker stop them.
+// Throws Error (what to change) when `in` is out of range; run_encoder_demo checks it first too.
+void check_encoder_input(const EncoderDemoInput& in);
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
                              const EncoderProgress& keep_going = {});
 

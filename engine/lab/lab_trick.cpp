@@ -59,8 +59,8 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
 }
 
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in) {
-    if (in.B < 1 || in.T < 1 || in.C < 1 || in.B * in.T * in.C > (1 << 22))
-        throw Error("lab average: B, T and C must be positive and B*T*C at most 4M, e.g. --shape 4,8,2");
+    if (in.B < 1 || in.T < 1 || in.C < 1 || in.T > 1024 || int64_t(in.B) * in.T * in.C > (1 << 22))
+        throw Error("lab average: B, T and C must be positive, T at most 1024 and B*T*C at most 4M, e.g. --shape 4,8,2");
     if (in.show_b < 0 || in.show_b >= in.B) throw Error("lab average: the shown batch element must be in 0..B-1");
     const uint32_t B = in.B, T = in.T, C = in.C;
     const size_t n = size_t(B) * T * C;
@@ -112,8 +112,9 @@ SoftmaxDemo run_softmax_demo(Context& ctx, KernelCache& kc, const SoftmaxDemoInp
 
 ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInput& in) {
     if (in.head_size < 1 || in.head_size > 256) throw Error("lab scaling: head size must be 1..256, e.g. --head-size 16");
-    if (in.B < 1 || in.T < 1 || size_t(in.B) * in.T * in.head_size > (size_t(1) << 24))
-        throw Error("lab scaling: B and T must be positive and B*T*head_size at most 16M");
+    if (in.B < 1 || in.T < 1 || in.T > 1024 || size_t(in.B) * in.T * in.head_size > (size_t(1) << 24) ||
+        size_t(in.B) * in.T * in.T > (size_t(1) << 24))
+        throw Error("lab scaling: B and T must be positive, T at most 1024, B*T*head_size and B*T*T at most 16M");
     if (in.bins < 1 || in.bins > 1000) throw Error("lab scaling: bins must be 1..1000");
     const uint32_t B = in.B, T = in.T, HS = in.head_size;
     const size_t nqk = size_t(B) * T * HS, nw = size_t(B) * T * T;
