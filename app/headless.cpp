@@ -121,25 +121,35 @@ int run_headless(const RunOptions& o) {
     const int start = tr.step_count();
     // a resumed run already evaluated its first step before saving: repeating it would shift the eval batches
     bool evaluated_start = !history.evals.empty() && history.evals.back().step == start;
-    // Ctrl+C / kill / a closed terminal: finish the step under way, save (--save), say where, exit 128 + signal
-    install_interrupt_handlers(o.save_path.empty() ? "stopping after this step"
-                                                   : ("stopping after this step to save " + o.save_path).c_str());
+    // Ctrl+C / kill / a closed terminal: finish the step (or evaluation batch) under way, save (--save), say where, exit
+    // 128 + signal
+    install_interrupt_handlers(o.save_path.empty() ? "stopping after the batch under way"
+                                                   : ("stopping after the batch under way to save " + o.save_path).c_str());
+    // evaluations and the sample stop too (between batches, between characters: long for big models on a CPU)
+    tr.set_stop_check([] { return interrupt_signal() != 0; });
+    auto stopped = [&](int it) {  // save the step reached, say so; the exit code
+        int sig = interrupt_signal();
+        if (tty) std::fprintf(stderr, "\r\033[K");
+        save_tracked();
+        if (o.save_path.empty())
+            std::printf("attnlab: stopped at step %d by %s; nothing saved (--save FILE keeps checkpoints)\n", it,
+                        interrupt_name(sig));
+        else
+            std::printf("attnlab: stopped at step %d by %s; saved to %s (--resume %s continues)\n", it,
+                        interrupt_name(sig), o.save_path.c_str(), o.save_path.c_str());
+        std::fflush(stdout);
+        return 128 + sig;
+    };
     for (int it = start; it <= c.max_iters; it++) {
-        if (int sig = interrupt_signal()) {
-            if (tty) std::fprintf(stderr, "\r\033[K");
-            save_tracked();
-            if (o.save_path.empty())
-                std::printf("attnlab: stopped at step %d by %s; nothing saved (--save FILE keeps checkpoints)\n", it,
-                            interrupt_name(sig));
-            else
-                std::printf("attnlab: stopped at step %d by %s; saved to %s (--resume %s continues)\n", it,
-                            interrupt_name(sig), o.save_path.c_str(), o.save_path.c_str());
-            std::fflush(stdout);
-            return 128 + sig;
-        }
+        if (interrupt_signal()) return stopped(it);
         if ((it % c.eval_interval == 0 || it == c.max_iters) && !(it == start && evaluated_start)) {
             if (tty) std::fprintf(stderr, "\r\033[K");
-            EvalResult e = tr.estimate_loss();
+            EvalResult e;
+            try {
+                e = tr.estimate_loss();
+            } catch (const Interrupted&) {
+                return stopped(it);
+            }
             if (tokens_since > 0) last_tps = tokens_since / train_seconds;
             std::printf("step %d: train loss %.4f, val loss %.4f", it, e.train, e.val);
             if (last_tps > 0)
@@ -194,7 +204,13 @@ int run_headless(const RunOptions& o) {
     if (c.sample_chars > 0) {
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");
-        std::printf("%s\n", tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed).c_str());
+        std::fflush(stdout);
+        try {
+            std::printf("%s\n", tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed).c_str());
+        } catch (const Interrupted&) {  // training is over and saved: only the sample is cut short
+            std::printf("attnlab: sample stopped by %s\n", interrupt_name(interrupt_signal()));
+            return 128 + interrupt_signal();
+        }
     }
     if (ctx.validation_enabled() && ctx.validation_messages() > 0) {
         std::fprintf(stderr, "validation: %llu message(s)\n", (unsigned long long)ctx.validation_messages());

@@ -31,6 +31,7 @@ TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& co
 TrainingThread::~TrainingThread() { stop(); }
 
 void TrainingThread::stop() {
+    m_quitting = true;  // a long evaluation or sample (big models on a CPU) stops at its next batch or character
     {
         std::lock_guard lk(m_mutex);
         m_pending.quit = true;
@@ -191,6 +192,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
     }
     m_trainer.reset();
     m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg);
+    m_trainer->set_stop_check([this] { return m_quitting.load(); });
     bool profiling;
     {
         std::lock_guard lk(m_mutex);
@@ -325,7 +327,15 @@ void TrainingThread::do_eval() {
         publish();
     }
     auto t0 = Clock::now();
-    EvalResult e = m_trainer->estimate_loss();
+    EvalResult e;
+    try {
+        e = m_trainer->estimate_loss();
+    } catch (const Interrupted&) {  // quitting: the trainer is as before the evaluation
+        std::lock_guard lk(m_mutex);
+        m_snap.busy.clear();
+        publish();
+        return;
+    }
     double s_eval = std::chrono::duration<double>(Clock::now() - t0).count();
     if (m_tokens_since_eval > 0 && m_train_s_since_eval > 0) m_last_tps = m_tokens_since_eval / m_train_s_since_eval;
     m_tokens_since_eval = 0;
@@ -347,7 +357,12 @@ void TrainingThread::do_sample() {
     }
     auto t0 = Clock::now();
     int step = m_trainer->step_count();
-    std::string text = m_trainer->generate(prompt, m_cfg.sample_chars, m_cfg.temperature, m_cfg.top_k, m_cfg.seed + step);
+    std::string text;
+    try {
+        text = m_trainer->generate(prompt, m_cfg.sample_chars, m_cfg.temperature, m_cfg.top_k, m_cfg.seed + step);
+    } catch (const Interrupted&) {  // quitting
+        return;
+    }
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     m_train_s_since_sample = 0;
     m_weights_changed = false;

@@ -1,5 +1,6 @@
 // The training thread: owns the Trainer, takes commands from the UI and publishes Snapshots under a mutex.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -209,6 +210,7 @@ private:
     int m_autosaved_step = -1;
     FaultInjection m_fault;  // --inject-fault, until it fires
 
+    std::atomic<bool> m_quitting{false};  // stop(): evaluations and samples under way end early (Interrupted)
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
     Pending m_pending;

@@ -24,4 +24,24 @@ line=$(grep 'attnlab: drew .* frames during .* training steps' "$OUT/stdout") ||
 gap=$(sed -E 's/.*longest gap ([0-9]+) ms.*/\1/' <<<"$line")
 step=$(sed -E 's/.* ([0-9.]+) ms per step.*/\1/' <<<"$line")
 awk -v g="$gap" -v s="$step" 'BEGIN { exit !(g < 0.5 * s) }' || fail "the window drew nothing for $gap ms of a $step ms step"
-echo "PASS: $line"
+echo "frames: $line"
+
+# Quitting (here SIGTERM, which quits as closing the window does) while the first evaluation runs (400 batches of a few seconds
+# each here) stops it at its next batch: the window is gone in seconds, not after the whole evaluation.
+BIN=$(realpath "$BIN") CORPUS=$(realpath "$CORPUS")
+export BIN CORPUS OUT
+timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+    cd "$OUT"
+    "$BIN" --preset gpt --batch-size 8 --eval-iters 200 --autosave 0 --data "$CORPUS" >"$OUT/quit.out" 2>&1 &
+    pid=$!
+    sleep 25  # the model is built and the step-0 evaluation under way
+    t0=$(date +%s)
+    kill -TERM $pid
+    wait $pid
+    echo "rc=$? quit_s=$(( $(date +%s) - t0 ))" >"$OUT/quit.txt"'
+cat "$OUT/quit.txt" 2>/dev/null
+read -r rc_part quit_part <"$OUT/quit.txt" || fail "the quit run did not finish"
+[ "$rc_part" = "rc=143" ] || { cat "$OUT/quit.out" >&2; fail "after SIGTERM attnlab exited with ${rc_part#rc=} (want 143)"; }
+grep -qx "attnlab: SIGTERM: closing the window" "$OUT/quit.out" || { cat "$OUT/quit.out" >&2; fail "no clean quit after SIGTERM"; }
+[ "${quit_part#quit_s=}" -le 20 ] || fail "quitting during the evaluation took ${quit_part#quit_s=} s"
+echo "PASS: frames during long steps; quit during the first evaluation in ${quit_part#quit_s=} s"

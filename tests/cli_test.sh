@@ -131,6 +131,24 @@ if [ $rc -eq 130 ] && [ "${stopped:-0}" -ge 20 ]; then
 else
     echo "FAIL: Ctrl+C should save the step reached and exit 130 (exit $rc):"; cat "$tmp/i.txt"; fails=$((fails+1))
 fi
+# Ctrl+C during an evaluation (long: 100000 batches) stops between its batches, saves step 0 as it was before the
+# evaluation, and the resumed run matches one never interrupted
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 100000 \
+    --sample-chars 0 --save "$tmp/ev.safetensors" >"$tmp/j.txt" 2>/dev/null & ipid=$!
+for ((i = 0; i < 300; i++)); do [ -s "$tmp/j.txt" ] && break; sleep 0.1; done  # the corpus line: the run began
+sleep 1; kill -INT $ipid; wait $ipid; rc=$?
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 --resume "$tmp/ev.safetensors" >"$tmp/k.txt" 2>/dev/null
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 0 >"$tmp/l.txt" 2>/dev/null
+if [ $rc -eq 130 ] && grep -q "^attnlab: stopped at step 0 by SIGINT; saved to" "$tmp/j.txt" && ! grep -q "^step 0:" "$tmp/j.txt" &&
+   [ "$(grep "^step 20:" "$tmp/k.txt" | cut -d'|' -f1)" = "$(grep "^step 20:" "$tmp/l.txt" | cut -d'|' -f1)" ] &&
+   grep -q "^step 20:" "$tmp/l.txt"; then
+    passes=$((passes+1))
+else
+    echo "FAIL: Ctrl+C during the first evaluation should save step 0 and exit 130, and resuming should match (exit $rc):"
+    cat "$tmp/j.txt" "$tmp/k.txt" "$tmp/l.txt"; fails=$((fails+1))
+fi
 expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
 printf 'garbage' > "$tmp/bad.safetensors"
 expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"

@@ -119,3 +119,23 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     REQUIRE(fs::is_character_file("/dev/null"));
     REQUIRE(!fs::exists("/dev/null.tmp"));
 }
+
+TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer as it was", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    c.eval_iters = 6;
+    Trainer a(test::ctx(), data, c), b(test::ctx(), data, c);
+    int calls = 0;
+    b.set_stop_check([&] { return ++calls == 5; });  // stops in the middle of the evaluation (train split, batch 5)
+    REQUIRE_THROWS_AS(b.estimate_loss(), Interrupted);
+    REQUIRE(calls == 5);
+    b.set_stop_check({});
+    // the RNG states were put back: the same evaluation and the same training batches as a trainer never stopped
+    EvalResult ea = a.estimate_loss(), eb = b.estimate_loss();
+    REQUIRE(ea.train == eb.train);
+    REQUIRE(ea.val == eb.val);
+    REQUIRE(a.step().loss == b.step().loss);
+    b.set_stop_check([] { return true; });
+    REQUIRE_THROWS_AS(b.generate("", 50, 1.0f, 0, 1), Interrupted);
+}

@@ -227,9 +227,14 @@ EvalResult Trainer::estimate_loss() {
     EvalResult e;
     std::vector<uint32_t> offs(m_cfg.batch_size);
     const float* res = static_cast<const float*>(m_act->result.mapped());
+    const Rng rng = m_rng, eval_rng = m_eval_rng;  // put back when stopped: as if never called
     for (int split = 0; split < 2; split++) {
         double sum = 0;
         for (int i = 0; i < m_cfg.eval_iters; i++) {
+            if (m_stop && m_stop()) {
+                m_rng = rng, m_eval_rng = eval_rng;
+                throw Interrupted();
+            }
             sample_batch(offs, split == 1);
             std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
             m_eval_prog->run();
@@ -280,6 +285,7 @@ std::string Trainer::generate(const std::string& prompt, int n_chars, float temp
     auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
     const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
     for (int n = 0; n < n_chars; n++) {
+        if (m_stop && m_stop()) throw Interrupted();
         // crop to the last block_size tokens; positions after the context are padding the causal mask ignores
         size_t len = std::min<size_t>(ctx.size(), T);
         std::memset(gt, 0, (T + 1) * 4);

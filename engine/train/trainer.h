@@ -1,6 +1,7 @@
 // Trainer: the step loop on the GPU, estimate_loss, generation, and the attention weights for display.
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,12 @@ struct StepResult {
 
 struct EvalResult {
     double train = 0, val = 0;
+};
+
+// Thrown by estimate_loss and generate when the stop check (Trainer::set_stop_check) says stop: the trainer is as
+// it was before the call (RNG states included), so a checkpoint saved then resumes exactly.
+struct Interrupted : Error {
+    Interrupted() : Error("interrupted") {}
 };
 
 class Trainer {
@@ -53,6 +60,9 @@ public:
     EvalResult estimate_loss();
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
     std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
+    // Asked between the batches of estimate_loss and the characters of generate (long on a CPU for big models):
+    // true makes them throw Interrupted (Ctrl+C in the terminal). Empty: never.
+    void set_stop_check(std::function<bool()> stop) { m_stop = std::move(stop); }
 
     // Attention weights of batch element display_batch() in the last training step, every layer and head:
     // (n_layer, NH, T, T), kept on the GPU (the step copies them there), masked entries exactly 0.
@@ -128,6 +138,7 @@ private:
     bool m_rerecord = false;               // re-record with m_measured_budget before the next step
     std::vector<uint32_t> m_last_offsets;
     Rng m_rng, m_eval_rng;
+    std::function<bool()> m_stop;  // set_stop_check
     int m_step = 0;
     int m_display_b = 0;
     bool m_profiling = false;
