@@ -89,6 +89,9 @@ int run_headless(const RunOptions& o) {
         tr.import_state(ck.state);
         history = ck.history;
         std::printf("resumed %s at step %d\n", o.resume_path.c_str(), tr.step_count());
+        if (tr.step_count() >= c.max_iters)
+            std::fprintf(stderr, "attnlab: nothing to train: the checkpoint is at step %d and --max-iters is %d (it counts "
+                                 "from step 0: give a larger one to train on)\n", tr.step_count(), c.max_iters);
     }
     if (o.profile) tr.set_profiling(true);
     std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
@@ -173,7 +176,8 @@ int run_headless(const RunOptions& o) {
         } catch (const DeviceError& e) {
             // the device's memory is gone: nothing more can be read back, but the last checkpoint is safe
             throw Error(std::string(e.what()) + (last_saved >= 0 ? "; the checkpoint of step " + std::to_string(last_saved) +
-                                                                       " is in " + o.save_path
+                                                                       " is in " + o.save_path + ": --resume " +
+                                                                       o.save_path + " continues"
                                                                  : "; use --save FILE to keep checkpoints"));
         }
         auto t1 = clock::now();
@@ -185,7 +189,10 @@ int run_headless(const RunOptions& o) {
             char lr[32];
             std::snprintf(lr, sizeof lr, "%g", c.lr);
             throw Error("training diverged at step " + std::to_string(it + 1) + " (the loss is NaN or Inf): lower --lr (now " +
-                        lr + ")" + (o.save_path.empty() ? "" : "; the last checkpoint in " + o.save_path + " is from before"));
+                        lr + ")" +
+                        (last_saved < 0 ? ""
+                                        : "; the checkpoint of step " + std::to_string(last_saved) + " in " + o.save_path +
+                                              " is from before: --resume " + o.save_path + " --lr LOWER continues it"));
         }
         if (r.profiled) {
             for (auto& [name, ms] : tr.last_kernel_times()) {

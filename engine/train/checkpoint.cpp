@@ -155,7 +155,10 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
             throw Error(std::string("the checkpoint's model has ") + what + " " + std::to_string(have) + " but " +
                         std::to_string(want) + " was asked: drop that flag to resume, or start a new run without --resume");
     };
-    differs("kind (0 bigram, 1 transformer)", int(c.kind), int(a.kind));
+    auto kind = [](ModelKind k) { return k == ModelKind::Bigram ? "a bigram model" : "a transformer"; };
+    if (c.kind != a.kind)
+        throw Error(std::string("the checkpoint holds ") + kind(c.kind) + " but " + kind(a.kind) + " was asked (--preset " +
+                    a.preset + "): drop --preset to resume, or start a new run without --resume");
     differs("block_size", c.block_size, a.block_size);
     if (c.kind == ModelKind::Bigram) return;
     differs("n_embd", c.n_embd, a.n_embd);

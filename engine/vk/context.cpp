@@ -27,13 +27,13 @@ const char* vk_result_name(VkResult r) {
 }
 
 void vk_fail(VkResult r, const char* expr, const char* file, int line) {
-    std::string msg = std::string(expr) + " failed with " + vk_result_name(r) + " at " + file + ":" +
-                      std::to_string(line);
+    // what the user can act on first; the Vulkan call after it (the source line only for the unexpected ones: a bug)
+    std::string call = std::string(vk_result_name(r)) + " in " + expr;
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-        throw DeviceError(msg + ": the GPU ran out of memory; try a smaller batch size, block size or model", r);
+        throw DeviceError("the GPU ran out of memory (" + call + "): try a smaller batch size, block size or model", r);
     if (r == VK_ERROR_DEVICE_LOST)
-        throw DeviceError(msg + ": the GPU device was lost (driver reset or crash); restart the run", r);
-    throw Error(msg);
+        throw DeviceError("the GPU device was lost (" + call + "; a driver reset or crash)", r);
+    throw Error(std::string(expr) + " failed with " + vk_result_name(r) + " at " + file + ":" + std::to_string(line));
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
