@@ -126,6 +126,17 @@ static uint64_t device_local_bytes(VkPhysicalDevice pd) {
     return best;
 }
 
+// The memory a run can use: the largest device-local heap; a CPU driver (lavapipe) allocates from system memory
+// whatever heap size it reports, so there three quarters of the RAM when that is more.
+static uint64_t usable_bytes(VkPhysicalDevice pd, VkPhysicalDeviceType type) {
+    uint64_t bytes = device_local_bytes(pd);
+    if (type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0) bytes = std::max<uint64_t>(bytes, uint64_t(pages) * uint64_t(page) * 3 / 4);
+    }
+    return bytes;
+}
+
 std::vector<DeviceInfo> Context::list_devices() {
     bool du = false;
     VkInstance inst = create_instance(false, {}, &du);
@@ -133,7 +144,7 @@ std::vector<DeviceInfo> Context::list_devices() {
     for (auto pd : enumerate(inst)) {
         VkPhysicalDeviceProperties p;
         vkGetPhysicalDeviceProperties(pd, &p);
-        out.push_back({p.deviceName, p.deviceType, device_local_bytes(pd)});
+        out.push_back({p.deviceName, p.deviceType, usable_bytes(pd, p.deviceType)});
     }
     vkDestroyInstance(inst, nullptr);
     return out;
@@ -204,12 +215,7 @@ Context::Context(const ContextOptions& opt) {
     vkGetPhysicalDeviceProperties(m_physical, &m_props);
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_mem);
     m_name = m_props.deviceName;
-    m_memory_bytes = device_local_bytes(m_physical);
-    if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-        // A CPU driver (lavapipe) allocates from system memory whatever heap size it reports.
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        if (pages > 0 && page > 0) m_memory_bytes = std::max<uint64_t>(m_memory_bytes, uint64_t(pages) * uint64_t(page) * 3 / 4);
-    }
+    m_memory_bytes = usable_bytes(m_physical, m_props.deviceType);
     std::string threads;  // what opt.cpu_threads set on a CPU driver
     if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && opt.cpu_threads > 0)
         threads = opt.cpu_threads == 1 ? ", every dispatch on one thread (no thread pool)"
