@@ -97,6 +97,10 @@ int run_headless(const RunOptions& o) {
     std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
                 data.vocab_size(), c.preset.c_str(), c.describe().c_str(), tr.num_params());
     std::fflush(stdout);
+    double gflop = 2e-9 * Trainer::step_macs(c, data.vocab_size());
+    if (ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && gflop > 20)
+        std::fprintf(stderr, "note: %.0f GFLOP a training step is a GPU job: on this CPU driver expect seconds to minutes a "
+                             "step (--batch-size 8 --eval-iters 20 make it quicker to watch)\n", gflop);
     std::ofstream metrics;
     if (!o.metrics_path.empty()) {
         metrics.open(o.metrics_path);
@@ -128,8 +132,25 @@ int run_headless(const RunOptions& o) {
     // 128 + signal
     install_interrupt_handlers(o.save_path.empty() ? "stopping after the batch under way"
                                                    : ("stopping after the batch under way to save " + o.save_path).c_str());
-    // evaluations and the sample stop too (between batches, between characters: long for big models on a CPU)
-    tr.set_stop_check([] { return interrupt_signal() != 0; });
+    // evaluations and the sample stop too (between batches, between characters: long for big models on a CPU); the
+    // same hook shows their progress on a terminal
+    struct {
+        const char* what = nullptr;  // "estimating the loss: batch", "sampling: character"; nullptr: nothing shown
+        int done = 0, total = 0;
+        clock::time_point shown{};
+    } progress;
+    tr.set_stop_check([&] {
+        if (tty && progress.what && clock::now() - progress.shown > std::chrono::milliseconds(250)) {
+            progress.shown = clock::now();
+            std::fprintf(stderr, "\r\033[K%s %d/%d", progress.what, progress.done, progress.total);
+        }
+        progress.done++;
+        return interrupt_signal() != 0;
+    });
+    auto show_progress = [&](const char* what, int total) {
+        progress = {what, 0, total, clock::now()};  // shown once it has taken a quarter of a second
+        if (!what && tty) std::fprintf(stderr, "\r\033[K");
+    };
     auto stopped = [&](int it) {  // save the step reached, say so; the exit code
         int sig = interrupt_signal();
         if (tty) std::fprintf(stderr, "\r\033[K");
@@ -149,7 +170,9 @@ int run_headless(const RunOptions& o) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             EvalResult e;
             try {
+                show_progress("estimating the loss: batch", 2 * c.eval_iters);
                 e = tr.estimate_loss();
+                show_progress(nullptr, 0);
             } catch (const Interrupted&) {
                 return stopped(it);
             }
@@ -213,7 +236,10 @@ int run_headless(const RunOptions& o) {
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");
         std::fflush(stdout);
         try {
-            std::printf("%s\n", tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed).c_str());
+            show_progress("sampling: character", c.sample_chars);
+            std::string text = tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed);
+            show_progress(nullptr, 0);
+            std::printf("%s\n", text.c_str());
         } catch (const Interrupted&) {  // training is over and saved: only the sample is cut short
             std::printf("attnlab: sample stopped by %s\n", interrupt_name(interrupt_signal()));
             return 128 + interrupt_signal();
