@@ -103,10 +103,12 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     double total = 0;
     for (auto& k : snap.kernel_times) total += k.ms;
     double top = snap.kernel_times.front().ms;
-    ImGui::TextDisabled("GPU ms/step by kernel: %.2f ms", total);
+    ImGui::TextDisabled("GPU ms/step by kernel: %.2f ms (profiled steps)", total);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Summed over every dispatch of a kernel in one step (xN: N dispatches), mean of the last %d "
-                          "profiled steps (about two a second)", snap.kernel_steps);
+                          "profiled steps (about two a second).\nA profiled step waits for a timestamp after every "
+                          "dispatch, so its total is longer than the GPU time of an ordinary step above.",
+                          snap.kernel_steps);
     ImGui::BeginChild("##kernels", ImVec2(0, 0), false);
     float cw = ImGui::GetContentRegionAvail().x;
     for (auto& k : snap.kernel_times) {

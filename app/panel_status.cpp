@@ -33,6 +33,10 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
                 s.step, s.it_per_s, s.tokens_per_s, s.ms_per_step, s.gpu_ms, s.fps, fps_cap,
                 snap.cfg.preset.c_str(), snap.params, snap.vocab, base_name(snap.corpus_name).c_str(),
                 human_bytes(snap.corpus_bytes).c_str(), st.device_name.c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("it/s: training steps a second of wall time, evaluation and sampling included\n"
+                          "tokens/s and ms/step: the training steps alone (GPU: the step's own GPU time)\n"
+                          "fps: frames drawn a second / the cap");
     if (st.saving) {
         ImGui::SameLine();
         ImGui::TextDisabled("| fewer frames while unwatched: move the mouse for %d fps", fps_cap);
