@@ -72,6 +72,18 @@ static std::string output_path_problem(const std::string& path, bool replaced) {
     return "";
 }
 
+std::string default_corpus_path() {
+    const std::string here = "assets/tinyshakespeare.txt";
+    std::error_code ec;
+    if (std::filesystem::exists(here, ec)) return here;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        std::filesystem::path beside = exe.parent_path().parent_path() / here;
+        if (std::filesystem::exists(beside, ec)) return beside.string();
+    }
+    return here;
+}
+
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
     std::string preset = "single-head";
@@ -174,6 +186,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
     }
+    if (app.count("--data") == 0) o.data_path = default_corpus_path();
     if (cpu_threads != "auto") {
         char* end = nullptr;
         long n = std::strtol(cpu_threads.c_str(), &end, 10);

@@ -49,6 +49,10 @@ struct RunOptions {
 // Returns -1 to go on, or an exit code (0 after --help, 2 after an error already printed).
 int parse_cli(int argc, char** argv, RunOptions& out);
 
+// The corpus used without --data: assets/tinyshakespeare.txt in the working folder, else the one in the checkout the
+// executable was built in (build/attnlab -> assets/), so attnlab runs from any folder; else the first (for its error).
+std::string default_corpus_path();
+
 // ContextOptions::cpu_threads for training cfg on a corpus of vocab_size characters: --cpu-threads N, else
 // Trainer::cpu_threads_for the model, unless LP_NUM_THREADS is set already (then that stays).
 int cpu_threads_option(const RunOptions& o, const Config& cfg, int vocab_size);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "lab/lab_model.h"
 #include "lab/lab_registry.h"
 #include "lab/lab_trick.h"
@@ -248,7 +249,7 @@ void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
 
 void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::string>& opt) {
     lab::EncoderDemoInput in;
-    std::string path = opt.count("--data") ? opt.at("--data") : "assets/tinyshakespeare.txt";
+    std::string path = opt.count("--data") ? opt.at("--data") : default_corpus_path();
     if (opt.count("--steps")) in.steps = parse_int(opt.at("--steps"), "--steps");
     if (opt.count("--tail")) in.tail = parse_int(opt.at("--tail"), "--tail");
     else in.tail = std::max(1, std::min(in.tail, in.steps));  // the default tail, for fewer steps: all of them

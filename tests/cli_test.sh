@@ -108,6 +108,15 @@ if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^
 else
     echo "FAIL: --resume should continue at step 20 and reach the uninterrupted run's step-40 losses"; cat "$tmp/b.txt" "$tmp/c.txt"; fails=$((fails+1))
 fi
+# without --data, from any folder: the checkout's tiny Shakespeare (build/attnlab -> assets/)
+beside="$(dirname "$(realpath "$bin")")/../assets/tinyshakespeare.txt"
+if [ -f "$beside" ]; then
+    abs_bin=$(realpath "$bin")
+    out=$(cd "$tmp" && "$abs_bin" --headless --quiet --max-iters 1 --eval-iters 1 --sample-chars 0 2>&1); rc=$?
+    if [ $rc -eq 0 ] && grep -q "^corpus: .*/assets/tinyshakespeare.txt " <<<"$out"; then passes=$((passes+1)); else
+        echo "FAIL: attnlab without --data, run from $tmp, should find $beside (exit $rc):"; echo "$out"; fails=$((fails+1)); fi
+fi
+
 # Ctrl+C (SIGINT) mid-run: the step under way finishes, the checkpoint of the step reached is saved, exit 130; --resume
 # from there reaches the uninterrupted run's losses
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 1000000 --eval-interval 10 --eval-iters 2 \
