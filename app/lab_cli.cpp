@@ -82,8 +82,9 @@ std::vector<float> parse_floats(const std::string& s, char sep, const std::strin
     while (std::getline(ss, item, sep)) {
         char* end = nullptr;
         float x = std::strtof(item.c_str(), &end);
-        if (item.empty() || *end != '\0' || !std::isfinite(x))
+        if (item.empty() || *end != '\0')
             throw Error(flag + ": '" + item + "' is not a number; give numbers separated by '" + sep + "'");
+        if (!std::isfinite(x)) throw Error(flag + ": " + item + " is out of range (a float holds up to about 3.4e38)");
         v.push_back(x);
     }
     if (v.empty()) throw Error(flag + ": give at least one number");
@@ -318,6 +319,10 @@ int run_lab_command(int argc, char** argv) {
         return args.empty() ? 2 : 0;
     }
     if (args[0] == "--list") {
+        if (args.size() > 1) {
+            std::fprintf(stderr, "error: lab --list takes nothing after it (got '%s')\n", args[1].c_str());
+            return 2;
+        }
         for (const auto& d : lab::demos()) std::printf("%-9s %s\n", d.name.c_str(), d.title.c_str());
         return 0;
     }
@@ -328,6 +333,13 @@ int run_lab_command(int argc, char** argv) {
     }
     std::map<std::string, std::string> opt;
     int device = -1;
+    for (size_t i = 1; i < args.size(); i++)  // --flag=value, as the main command line takes it
+        if (size_t eq = args[i].find('='); args[i].rfind("--", 0) == 0 && eq != std::string::npos) {
+            std::string value = args[i].substr(eq + 1);
+            args[i].resize(eq);
+            args.insert(args.begin() + long(i) + 1, value);
+            i++;
+        }
     for (size_t i = 1; i < args.size(); i += 2) {
         const std::string& flag = args[i];
         bool known = flag == "--device" || k_options.at(demo->name).count(flag);
