@@ -56,15 +56,18 @@ bool inject_fault(Trainer& tr, FaultInjection& f) {
     return true;
 }
 
-// Why PATH cannot take an output file (a checkpoint or screenshot, written beside it and renamed over it, when
-// replaced), or "" when it can.
-static std::string output_path_problem(const std::string& path, bool replaced) {
+// Why PATH cannot take an output file, or "" when it can. `renamed`: written beside the path and renamed over it
+// (checkpoints): never over a device or pipe, and the folder must take the new file. Otherwise (--metrics,
+// --screenshot) written in place: an existing file (or device: /dev/stdout) must be writable, a new one needs the folder.
+static std::string output_path_problem(const std::string& path, bool renamed) {
     if (path.empty()) return "needs a file name";
     std::error_code ec;
     auto st = std::filesystem::status(path, ec);
-    if (!ec && std::filesystem::is_directory(st)) return "'" + path + "' is a folder: name a file in it";
-    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && replaced)
+    bool exists = !ec && std::filesystem::exists(st);
+    if (exists && std::filesystem::is_directory(st)) return "'" + path + "' is a folder: name a file in it";
+    if (exists && renamed && !std::filesystem::is_regular_file(st))
         return "'" + path + "' is not a regular file (a device or pipe): name a file";
+    if (exists && !renamed) return ::access(path.c_str(), W_OK) == 0 ? "" : "'" + path + "' is not writable";
     std::filesystem::path dir = std::filesystem::path(path).parent_path();
     if (dir.empty()) dir = ".";
     if (!std::filesystem::is_directory(dir, ec)) return "'" + path + "': the folder " + dir.string() + " does not exist";
@@ -224,19 +227,26 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         }
     }
     // output files: named, and not something a rename would destroy (a device such as /dev/null, a folder)
-    struct Out { const char* flag; const std::string* path; bool replaced; };  // replaced: written by rename
-    for (const Out& f : {Out{"--save", &o.save_path, true}, Out{"--checkpoint", &o.checkpoint_path, true},
-                         Out{"--metrics", &o.metrics_path, false}, Out{"--screenshot", &o.screenshot_path, true}}) {
+    // (--checkpoint is not here: the window may only load it, Ctrl+S then says why it cannot save)
+    struct Out { const char* flag; const std::string* path; bool renamed; };
+    for (const Out& f : {Out{"--save", &o.save_path, true}, Out{"--metrics", &o.metrics_path, false},
+                         Out{"--screenshot", &o.screenshot_path, false}}) {
         if (app.count(f.flag) == 0) continue;
-        std::string err = output_path_problem(*f.path, f.replaced);
+        std::string err = output_path_problem(*f.path, f.renamed);
         if (!err.empty()) {
             std::fprintf(stderr, "error: %s %s\n", f.flag, err.c_str());
             return 2;
         }
     }
-    if (!o.save_path.empty() && o.save_path == o.metrics_path) {
+    auto where = [](const std::string& f) { return std::filesystem::absolute(f).lexically_normal(); };
+    if (!o.save_path.empty() && !o.metrics_path.empty() && where(o.save_path) == where(o.metrics_path)) {
         std::fprintf(stderr, "error: --save and --metrics name the same file '%s': give each its own\n",
                      o.save_path.c_str());
+        return 2;
+    }
+    if (o.checkpoint_path.empty() || std::filesystem::is_directory(o.checkpoint_path)) {
+        std::fprintf(stderr, "error: --checkpoint %s\n", o.checkpoint_path.empty() ? "needs a file name"
+                                                        : ("'" + o.checkpoint_path + "' is a folder: name a file in it").c_str());
         return 2;
     }
     for (const char* f : {"--resume", "--data"})

@@ -154,7 +154,7 @@ int run_headless(const RunOptions& o) {
     auto stopped = [&](int it) {  // save the step reached, say so; the exit code
         int sig = interrupt_signal();
         if (tty) std::fprintf(stderr, "\r\033[K");
-        save_tracked();
+        if (last_saved != it) save_tracked();  // not twice: the evaluation just before may have saved this step
         if (o.save_path.empty())
             std::printf("attnlab: stopped at step %d by %s; nothing saved (--save FILE keeps checkpoints)\n", it,
                         interrupt_name(sig));
@@ -190,6 +190,7 @@ int run_headless(const RunOptions& o) {
             save_tracked();
         }
         if (it == c.max_iters) break;
+        if (interrupt_signal()) return stopped(it);  // during the evaluation or its save: no step more
         auto t0 = clock::now();
         StepResult r;
         try {
@@ -230,6 +231,7 @@ int run_headless(const RunOptions& o) {
                          1e3 * train_seconds / steps_since, r.gpu_ms);
         }
     }
+    if (interrupt_signal()) return stopped(tr.step_count());  // after the last step: saved, nothing more to do
     if (o.profile && profiled > 0) print_profile(per_kernel, profiled);
     if (c.sample_chars > 0) {
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,

@@ -1,6 +1,8 @@
 // Ctrl+C, `kill` and a closed terminal (SIGINT, SIGTERM, SIGHUP) while training: the first one asks the trainer to
 // stop cleanly, so the window writes its autosave and the headless trainer its --save checkpoint before quitting;
-// a second one kills at once (the default action is back after the first).
+// a second Ctrl+C quits at once (repeats of the others are ignored: a closing terminal may send SIGHUP twice).
+// SIGPIPE (the output's reader went away) stops cleanly too. Signals ignored on entry (nohup, a script's background
+// job) stay ignored.
 #pragma once
 
 namespace attn {

@@ -285,11 +285,6 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     // Ctrl+C / kill / a closed terminal: quit as if the window were closed (the autosave on quit included)
     install_interrupt_handlers("quitting as if the window were closed (writing the autosave, when on)");
     while (!glfwWindowShouldClose(win)) {
-        if (interrupt_signal()) break;
-        if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
-            glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
-            continue;
-        }
         if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
             fps_cap = p.controls.fps_cap;
             tt.set_frame_rate(fps_cap);
@@ -301,6 +296,11 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         if (want_autosave != autosave_min) {
             autosave_min = want_autosave;
             tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);
+        }
+        if (interrupt_signal()) break;  // after the autosave setting: the quit's autosave follows it
+        if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
+            glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
+            continue;
         }
         auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
         // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it

@@ -41,16 +41,19 @@ printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n' | tr -d '\n' > "$tmp/one.txt
 expect 2 "only one distinct character" --data "$tmp/one.txt"
 truncate -s 200M "$tmp/huge.txt"
 expect 2 "100 MiB limit" --data "$tmp/huge.txt"
-# output files: named, never a folder or a device (a checkpoint is renamed over its path: as root /dev/null would be
-# replaced), in a folder that exists, not two outputs in one file
+# output files: named, never a folder; a checkpoint (renamed over its path: as root /dev/null would be replaced) never
+# a device or pipe; in a folder that exists; not two outputs in one file
 expect 2 "--save needs a file name" --data "$corpus" --save ""
-expect 2 "is not a regular file" --data "$corpus" --save /dev/null
+mkfifo "$tmp/fifo"
+expect 2 "is not a regular file" --data "$corpus" --save "$tmp/fifo"
 expect 2 "is a folder" --data "$corpus" --save "$tmp"
 expect 2 "does not exist" --data "$corpus" --save "$tmp/no/such/x.safetensors"
 expect 2 "name the same file" --data "$corpus" --save "$tmp/x.st" --metrics "$tmp/x.st"
 expect 2 "--metrics needs a file name" --data "$corpus" --metrics ""
 expect 2 "--resume needs a file name" --data "$corpus" --resume ""
-[ -c /dev/null ] && passes=$((passes+1)) || { echo "FAIL: /dev/null is no longer a device"; fails=$((fails+1)); }
+[ -p "$tmp/fifo" ] && passes=$((passes+1)) || { echo "FAIL: the fifo was replaced by a file"; fails=$((fails+1)); }
+expect 0 "" --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --metrics /dev/stdout  # written in place
+expect 2 "name the same file" --data "$corpus" --save "$tmp/y.st" --metrics "$tmp/./y.st"
 # each mode's flags: the window's refused headless and the headless ones refused by the window (before any display
 # is needed), each with what to use instead
 expect 2 "--fps and --save-cpu are for the window" --data "$corpus" --fps 10
@@ -119,8 +122,9 @@ fi
 
 # Ctrl+C (SIGINT) mid-run: the step under way finishes, the checkpoint of the step reached is saved, exit 130; --resume
 # from there reaches the uninterrupted run's losses
-"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 1000000 --eval-interval 10 --eval-iters 2 \
-    --sample-chars 0 --save "$tmp/int.safetensors" >"$tmp/i.txt" 2>/dev/null & ipid=$!
+# (a script's background job starts with SIGINT ignored, and attnlab keeps what it inherits: env gives it the default)
+env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 1000000 --eval-interval 10 \
+    --eval-iters 2 --sample-chars 0 --save "$tmp/int.safetensors" >"$tmp/i.txt" 2>/dev/null & ipid=$!
 for ((i = 0; i < 600; i++)); do grep -q "^step 20:" "$tmp/i.txt" && break; sleep 0.1; done
 kill -INT $ipid; wait $ipid; rc=$?
 stopped=$(grep -oE "^attnlab: stopped at step [0-9]+ by SIGINT; saved to $tmp/int.safetensors" "$tmp/i.txt" | cut -d' ' -f5)
@@ -142,8 +146,8 @@ else
 fi
 # Ctrl+C during an evaluation (long: 100000 batches) stops between its batches, saves step 0 as it was before the
 # evaluation, and the resumed run matches one never interrupted
-"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 100000 \
-    --sample-chars 0 --save "$tmp/ev.safetensors" >"$tmp/j.txt" 2>/dev/null & ipid=$!
+env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 \
+    --eval-iters 100000 --sample-chars 0 --save "$tmp/ev.safetensors" >"$tmp/j.txt" 2>/dev/null & ipid=$!
 for ((i = 0; i < 300; i++)); do [ -s "$tmp/j.txt" ] && break; sleep 0.1; done  # the corpus line: the run began
 sleep 1; kill -INT $ipid; wait $ipid; rc=$?
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
@@ -158,6 +162,13 @@ else
     echo "FAIL: Ctrl+C during the first evaluation should save step 0 and exit 130, and resuming should match (exit $rc):"
     cat "$tmp/j.txt" "$tmp/k.txt" "$tmp/l.txt"; fails=$((fails+1))
 fi
+# a signal ignored on entry stays ignored (nohup, a script's background job): SIGINT then does not stop the run
+"$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 3000 --eval-interval 1000 --eval-iters 2 \
+    --sample-chars 0 >"$tmp/n.txt" 2>/dev/null & ipid=$!
+for ((i = 0; i < 300; i++)); do grep -q "^step 0:" "$tmp/n.txt" && break; sleep 0.1; done
+kill -INT $ipid; wait $ipid; rc=$?
+if [ $rc -eq 0 ] && grep -q "^step 3000:" "$tmp/n.txt"; then passes=$((passes+1)); else
+    echo "FAIL: SIGINT ignored on entry should stay ignored (exit $rc):"; cat "$tmp/n.txt"; fails=$((fails+1)); fi
 expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
 printf 'garbage' > "$tmp/bad.safetensors"
 expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"
