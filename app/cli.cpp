@@ -90,8 +90,11 @@ std::string default_corpus_path() {
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
     std::string preset = "single-head";
-    for (int i = 1; i + 1 < argc; i++)
-        if (std::string(argv[i]) == "--preset") preset = argv[i + 1];
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--preset" && i + 1 < argc) preset = argv[++i];
+        else if (a.rfind("--preset=", 0) == 0) preset = a.substr(9);
+    }
     if (!o.cfg.apply_preset(preset)) {
         std::string names;
         for (auto& n : Config::preset_names()) names += (names.empty() ? "" : ", ") + n;
@@ -226,7 +229,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
             return 2;
         }
     }
-    // output files: named, and not something a rename would destroy (a device such as /dev/null, a folder)
+    // output files: named, not a folder, not something a rename would destroy (a device such as /dev/null)
     // (--checkpoint is not here: the window may only load it, Ctrl+S then says why it cannot save)
     struct Out { const char* flag; const std::string* path; bool renamed; };
     for (const Out& f : {Out{"--save", &o.save_path, true}, Out{"--metrics", &o.metrics_path, false},
@@ -249,9 +252,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                                                         : ("'" + o.checkpoint_path + "' is a folder: name a file in it").c_str());
         return 2;
     }
-    for (const char* f : {"--resume", "--data"})
-        if (app.count(f) > 0 && (f[2] == 'r' ? o.resume_path : o.data_path).empty()) {
-            std::fprintf(stderr, "error: %s needs a file name\n", f);
+    for (const Out& f : {Out{"--resume", &o.resume_path, false}, Out{"--data", &o.data_path, false}})
+        if (app.count(f.flag) > 0 && f.path->empty()) {
+            std::fprintf(stderr, "error: %s needs a file name\n", f.flag);
             return 2;
         }
     if (!std::isfinite(o.autosave_min) || o.autosave_min < 0 || o.autosave_min > 525600) {

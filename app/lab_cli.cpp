@@ -333,14 +333,12 @@ int run_lab_command(int argc, char** argv) {
     }
     std::map<std::string, std::string> opt;
     int device = -1;
-    for (size_t i = 1; i < args.size(); i++)  // --flag=value, as the main command line takes it
-        if (size_t eq = args[i].find('='); args[i].rfind("--", 0) == 0 && eq != std::string::npos) {
-            std::string value = args[i].substr(eq + 1);
-            args[i].resize(eq);
-            args.insert(args.begin() + long(i) + 1, value);
-            i++;
-        }
     for (size_t i = 1; i < args.size(); i += 2) {
+        // --flag=value, as the main command line takes it (only at a flag's place: a value may hold '=')
+        if (size_t eq = args[i].find('='); args[i].rfind("--", 0) == 0 && eq != std::string::npos) {
+            args.insert(args.begin() + long(i) + 1, args[i].substr(eq + 1));
+            args[i].resize(eq);
+        }
         const std::string& flag = args[i];
         bool known = flag == "--device" || k_options.at(demo->name).count(flag);
         if (!known) {

@@ -59,6 +59,7 @@ expect 2 "name the same file" --data "$corpus" --save "$tmp/y.st" --metrics "$tm
 expect 2 "--fps and --save-cpu are for the window" --data "$corpus" --fps 10
 expect 2 "--n-head has no effect on the bigram model" --data "$corpus" --preset bigram --n-head 4
 expect 2 "--encoder has no effect on the bigram model" --data "$corpus" --preset bigram --encoder
+expect 2 "--n-head has no effect on the bigram model" --data "$corpus" --preset=bigram --n-head 4
 window_expect() {  # window_expect "substring" args...: the window refuses them with exit 2
     local want=$1 out rc; shift
     out=$(DISPLAY= WAYLAND_DISPLAY= "$bin" "$@" 2>&1 >/dev/null); rc=$?

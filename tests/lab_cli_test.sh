@@ -55,6 +55,7 @@ error 2 "--seed: must be 0 or more" lab average --seed -1
 error 2 "1e40 is out of range" lab softmax --scores 1e40,1
 error 2 "lab --list takes nothing" lab --list extra
 check "--flag=value" 0 "3.0000   0.9997" lab softmax --scores=1,2,3
+check "a value that looks like --flag=value" 0 '"--a=b=cd" +changed' lab batches --change 1 --replacement "--a=b=cd"
 error 2 "steps must be 1..100000" lab encoder --steps -5 --data "$corpus"
 check "fewer steps than the default loss tail" 0 "mean of the last 10 of 10 steps" lab encoder --steps 10 --chars 0 --data "$corpus"
 echo "$passes passed, $fails failed"
