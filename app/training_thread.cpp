@@ -191,8 +191,14 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         publish();
     }
     m_trainer.reset();
+    auto t_build = Clock::now();
     m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg);
     m_trainer->set_stop_check([this] { return m_quitting.load(); });
+    // for a terminal (and the tests): which model trains now, and how long building it took
+    std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_trainer->num_params(),
+                std::chrono::duration<double>(Clock::now() - t_build).count(),
+                eval_start ? "; estimating the loss" : "");
+    std::fflush(stdout);
     bool profiling;
     {
         std::lock_guard lk(m_mutex);

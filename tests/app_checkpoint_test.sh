@@ -107,7 +107,8 @@ window_session 300 "" '
     sleep 2
     kill -TERM "$pid"
     for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    wait "$pid"; pid=
+    wait "$pid"; rc=$?; pid=
+    [ "$rc" -eq 143 ] || { cat four.out >&2; fail "the fourth window exited $rc after SIGTERM (want 143)"; }
     grep -q "autosaved" four.out && fail "the fresh run under the open prompt overwrote the autosave it offers"
     r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave"
     [ "$r" = "$killed" ] || fail "the autosave offered (step $killed) now holds step $r"

@@ -34,7 +34,10 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     cd "$OUT"
     "$BIN" --preset gpt --batch-size 8 --eval-iters 200 --autosave 0 --data "$CORPUS" >"$OUT/quit.out" 2>&1 &
     pid=$!
-    sleep 25  # the model is built and the step-0 evaluation under way
+    # the model built and the step-0 evaluation under way (it says so), a few of its batches done
+    for ((i = 0; i < 1200; i++)); do grep -q "^attnlab: built preset gpt, .*; estimating the loss$" "$OUT/quit.out" && break; sleep 0.1; done
+    grep -q "; estimating the loss$" "$OUT/quit.out" || echo "attnlab did not report the model built within 120 s" >&2
+    sleep 3
     t0=$(date +%s)
     kill -TERM $pid
     wait $pid

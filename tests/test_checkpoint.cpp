@@ -144,3 +144,25 @@ TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer 
     b.set_stop_check([] { return true; });
     REQUIRE_THROWS_AS(b.generate("", 50, 1.0f, 0, 1), Interrupted);
 }
+
+// What a failed Vulkan call tells the user: what it means and what to try first, the call after it.
+TEST_CASE("out-of-memory and device-lost errors say what happened and what to try", "[checkpoint]") {
+    auto message = [](VkResult r) -> std::string {
+        try {
+            attn::vk_fail(r, "vkQueueSubmit(q)", "engine/x.cpp", 1);
+        } catch (const attn::DeviceError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(message(VK_ERROR_OUT_OF_DEVICE_MEMORY) ==
+          "the GPU ran out of memory (VK_ERROR_OUT_OF_DEVICE_MEMORY in vkQueueSubmit(q)): try a smaller batch size, "
+          "block size or model");
+    // the driver's memory in RAM (a CPU driver's all): not the GPU's
+    CHECK(message(VK_ERROR_OUT_OF_HOST_MEMORY) ==
+          "the computer ran out of memory (VK_ERROR_OUT_OF_HOST_MEMORY in vkQueueSubmit(q)): close other programs, or "
+          "try a smaller batch size, block size or model");
+    CHECK(message(VK_ERROR_DEVICE_LOST).rfind("the GPU device was lost (VK_ERROR_DEVICE_LOST in vkQueueSubmit(q)", 0) == 0);
+    CHECK_THROWS_WITH(attn::vk_fail(VK_ERROR_FORMAT_NOT_SUPPORTED, "vkX()", "engine/x.cpp", 7),
+                      "vkX() failed with VK_ERROR_FORMAT_NOT_SUPPORTED at engine/x.cpp:7");
+}

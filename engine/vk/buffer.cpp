@@ -39,7 +39,8 @@ Buffer::Buffer(Context& ctx, size_t bytes, bool host_visible) : m_ctx(&ctx), m_b
         vkDestroyBuffer(ctx.device(), m_buffer, nullptr);
         m_buffer = VK_NULL_HANDLE;
         if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-            throw DeviceError("the GPU is out of memory allocating " + std::to_string(bytes >> 20) +
+            throw DeviceError(std::string(r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "the GPU is" : "the computer is") +
+                                  " out of memory allocating " + std::to_string(bytes >> 20) +
                                   " MiB: use a smaller batch size, block size or model",
                               r);
         VK_CHECK(r);

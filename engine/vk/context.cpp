@@ -29,8 +29,11 @@ const char* vk_result_name(VkResult r) {
 void vk_fail(VkResult r, const char* expr, const char* file, int line) {
     // what the user can act on first; the Vulkan call after it (the source line only for the unexpected ones: a bug)
     std::string call = std::string(vk_result_name(r)) + " in " + expr;
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
         throw DeviceError("the GPU ran out of memory (" + call + "): try a smaller batch size, block size or model", r);
+    if (r == VK_ERROR_OUT_OF_HOST_MEMORY)  // the driver's own memory in RAM (all of it, on a CPU driver such as lavapipe)
+        throw DeviceError("the computer ran out of memory (" + call +
+                              "): close other programs, or try a smaller batch size, block size or model", r);
     if (r == VK_ERROR_DEVICE_LOST)
         throw DeviceError("the GPU device was lost (" + call + "; a driver reset or crash)", r);
     throw Error(std::string(expr) + " failed with " + vk_result_name(r) + " at " + file + ":" + std::to_string(line));
