@@ -1,4 +1,5 @@
 // Samples panel: text from the current weights after an editable prompt, refreshed on a cost budget, with history.
+#include <cstdio>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -21,15 +22,19 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     ImGui::BeginDisabled(!snap.has_model || snap.fatal);
     if (ImGui::Button("Sample now")) tt.request_sample();
     ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::TextDisabled("temperature %.2f, top-k %d, %d chars (set in Controls)", snap.cfg.temperature, snap.cfg.top_k,
-                        snap.cfg.sample_chars);
+    // one wrapped line under the prompt: it stays readable however narrow the panel
+    char settings[96], refresh[160];
+    std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (set in Controls).", snap.cfg.temperature,
+                  snap.cfg.top_k, snap.cfg.sample_chars);
     if (snap.sample_ms > 0)
-        ImGui::TextDisabled("Auto-refresh: every ~%d steps while training, so sampling (%.0f ms each) costs at most a "
-                            "tenth of the training time.",
-                            snap.sample_every_steps, snap.sample_ms);
+        std::snprintf(refresh, sizeof refresh,
+                      "Auto-refresh every ~%d steps while training: sampling (%.0f ms) takes at most a tenth of the time.",
+                      snap.sample_every_steps, snap.sample_ms);
     else
-        ImGui::TextDisabled("Auto-refresh: as often as costs at most a tenth of the training time.");
+        std::snprintf(refresh, sizeof refresh, "Auto-refresh while training: sampling takes at most a tenth of the time.");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s %s", settings, refresh);
+    ImGui::PopStyleColor();
 
     ImVec2 avail = ImGui::GetContentRegionAvail();
     float w_now = avail.x * 0.55f;
@@ -49,7 +54,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("##history", ImVec2(0, avail.y), true);
-    ImGui::TextDisabled("Earlier samples (%d), newest first", snap.samples.empty() ? 0 : int(snap.samples.size()) - 1);
+    ImGui::TextDisabled("Earlier (%d), newest first", snap.samples.empty() ? 0 : int(snap.samples.size()) - 1);
     for (int i = int(snap.samples.size()) - 2; i >= 0; i--) {
         ImGui::Separator();
         sample_header(snap.samples[i]);
