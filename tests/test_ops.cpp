@@ -531,6 +531,37 @@ TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and
     int same = 0;
     for (int i = 0; i < n; i++) same += (d.scale(i) > 0) == (d2.scale(i) > 0);
     CHECK(same < n * 0.8);
+
+    // n % 4 == 0 at 16-byte offsets takes the vec4 kernels: the same bits as the scalar ones, element for element
+    // (here 19996 elements from 16 bytes into each buffer, the residual one way and plain dropout the other)
+    const uint32_t n4 = 19996;  // 16 bytes in, within the 20001 floats
+    for (bool with_res : {true, false}) {
+        BufferRange x4(gx, 16, n4 * 4), res4(gres, 16, n4 * 4), dout4(gdout, 16, n4 * 4);
+        auto out4 = zeros(n4 + 4), dx4 = zeros(n4 + 4), out1 = zeros(n4 + 4), dx1 = zeros(n4 + 4);
+        test::run([&](Program& p) {
+            ops::dropout_forward(test::kernels(), p, BufferRange(out4, 16, n4 * 4), x4,
+                                 with_res ? res4 : BufferRange(), key, n4, 5, prob);
+            ops::dropout_backward(test::kernels(), p, BufferRange(dx4, 16, n4 * 4), dout4, key, n4, 5, prob);
+            // n4 - 1 elements: the scalar kernels (their last block covers element n4 - 1 too, which stays 0)
+            ops::dropout_forward(test::kernels(), p, BufferRange(out1, 16, n4 * 4), x4,
+                                 with_res ? res4 : BufferRange(), key, n4 - 1, 5, prob);
+            ops::dropout_backward(test::kernels(), p, BufferRange(dx1, 16, n4 * 4), dout4, key, n4 - 1, 5, prob);
+        });
+        auto o4 = download(out4, n4 + 4), o1 = download(out1, n4 + 4), d4 = download(dx4, n4 + 4), d1 = download(dx1, n4 + 4);
+        int diff = 0;
+        for (uint32_t i = 0; i + 1 < n4; i++) diff += o4[i + 4] != o1[i + 4] || d4[i + 4] != d1[i + 4];
+        CHECK(diff == 0);
+        CHECK(o4[0] == 0.0f);  // nothing written before the range
+        // and against the CPU reference, the last element included
+        ref::Drop dd = d;
+        std::vector<double> xs(x.begin() + 4, x.begin() + 4 + n4), rs(res.begin() + 4, res.begin() + 4 + n4),
+            ds(dout.begin() + 4, dout.begin() + 4 + n4), ro4, rdx4;
+        ref::dropout_forward(ro4, xs, with_res ? &rs : nullptr, dd);
+        ref::dropout_backward(rdx4, ds, dd);
+        test::require_close(std::vector<double>(o4.begin() + 4, o4.begin() + 4 + n4), ro4, 1e-6, 1e-6, "vec4 dropout");
+        test::require_close(std::vector<double>(d4.begin() + 4, d4.begin() + 4 + n4), rdx4, 1e-6, 1e-6,
+                            "vec4 dropout backward");
+    }
 }
 
 TEST_CASE("a program cut into many submits computes the same bits as one submit", "[ops]") {
