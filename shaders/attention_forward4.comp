@@ -12,7 +12,12 @@ layout(std430, binding = 1) buffer Att4 { vec4 att4[]; };          // the same, 
 layout(std430, binding = 2) writeonly buffer Out { vec4 outp[]; };  // (B, T, C/4)
 layout(std430, binding = 3) readonly buffer Seed { uvec2 key; };
 layout(push_constant) uniform P { uint B, T, NH, HS, causal, site; float prob; } p;
-layout(constant_id = 0) const uint HS4 = 16;  // HS / 4, specialised per model: loops unroll, rows stay in registers
+// specialised per model: HS / 4 in bits 0-7 (loops unroll, q and the output row stay in registers), and in bits 8-15
+// T / 4 when T % 4 == 0 and T <= 16 (the row of scores stays in registers too; engine/ops/attention.h), else 0
+layout(constant_id = 0) const uint SPEC = 16;
+const uint HS4 = SPEC & 255u;
+const uint T4R = SPEC >> 8u;
+const uint T4N = T4R > 0u ? T4R : 1u;  // the register row's length (unused when T4R == 0)
 // q[t] . k[t2] for the head row q (unscaled)
 float score(uint b, uint h, uint t2, uint C4, uint C34, vec4 q[HS4]) {
     int k0 = int((b * p.T + t2) * C34 + C4 + h * HS4);
@@ -32,6 +37,45 @@ void main() {
     uint q0 = (b * p.T + t) * C34 + h * HS4;
     for (uint j = 0; j < HS4; j++) q[j] = texelFetch(qkv4, int(q0 + j));
     uint o0 = (b * p.T + t) * C4 + h * HS4;
+    if (T4R > 0u) {
+        // the path below with the row in registers: each group of 4 scores stored once, never read back; the same
+        // operations in the same order, so the same bits
+        uint row4 = row / 4, last = tmax / 4;
+        vec4 s[T4N];
+        float mx = -1.0 / 0.0;
+        for (uint g = 0; g < T4N; g++) {  // unrolled: s is indexed by constants
+            if (g > last) continue;
+            uint t0 = 4 * g;
+            vec4 s4 = vec4(score(b, h, t0, C4, C34, q), score(b, h, t0 + 1, C4, C34, q),
+                           score(b, h, t0 + 2, C4, C34, q), score(b, h, t0 + 3, C4, C34, q)) * scale;
+            s[g] = mix(s4, vec4(-1.0 / 0.0), greaterThan(uvec4(t0, t0 + 1, t0 + 2, t0 + 3), uvec4(tmax)));
+            mx = max(mx, max(max(s[g].x, s[g].y), max(s[g].z, s[g].w)));
+        }
+        float sum = 0.0;
+        for (uint g = 0; g < T4N; g++) {
+            if (g > last) continue;
+            s[g] = exp(s[g] - mx);
+            sum += s[g].x + s[g].y + s[g].z + s[g].w;
+        }
+        float inv = 1.0 / sum;
+        vec4 o[HS4];
+        for (uint j = 0; j < HS4; j++) o[j] = vec4(0.0);
+        for (uint g = 0; g < T4N; g++) {
+            if (g > last) {
+                att4[row4 + g] = vec4(0.0);
+                continue;
+            }
+            vec4 a4 = s[g] * inv;
+            att4[row4 + g] = a4;
+            if (p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
+            int v0 = int((b * p.T + 4 * g) * C34 + 2 * C4 + h * HS4), vs = int(C34);
+            for (uint j = 0; j < HS4; j++)
+                o[j] += a4.x * texelFetch(qkv4, v0 + int(j)) + a4.y * texelFetch(qkv4, v0 + vs + int(j)) +
+                        a4.z * texelFetch(qkv4, v0 + 2 * vs + int(j)) + a4.w * texelFetch(qkv4, v0 + 3 * vs + int(j));
+        }
+        for (uint j = 0; j < HS4; j++) outp[o0 + j] = o[j];
+        return;
+    }
     if (p.T % 4 == 0) {
         // rows start on a vec4: keys in groups of 4, vec4 loads and stores of the row, one Philox block per
         // group; keys past tmax in the last group score -inf, so their weights come out 0

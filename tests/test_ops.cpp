@@ -188,6 +188,33 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
     }
 }
 
+TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives the same bits as in memory", "[ops]") {
+    // Causal rows t < 16 see keys 0..t only, so T 16 (registers) and T 20 (memory) must agree to the bit on them.
+    Rng r(21);
+    test::EnvGuard env("ATTN_ATTENTION");
+    env.set("rows");
+    const int NH = 2, HS = 16, C = NH * HS;
+    Buffer key(test::ctx(), 8, true);
+    key.fill_zero();
+    ops::AttnDropout none{0.0f, 4, key};
+    auto qkvL = test::randn(r, 20 * 3 * C);
+    std::vector<double> qkvS(qkvL.begin(), qkvL.begin() + 16 * 3 * C);
+    auto gL = upload(qkvL), gS = upload(qkvS);
+    auto outL = zeros(20 * C), outS = zeros(16 * C), attL = zeros(NH * 20 * 20), attS = zeros(NH * 16 * 16);
+    test::run([&](Program& p) {
+        ops::attention_forward(test::kernels(), p, outL, attL, gL, 1, 20, NH, HS, true, none);
+        ops::attention_forward(test::kernels(), p, outS, attS, gS, 1, 16, NH, HS, true, none);
+    });
+    auto oL = download(outL, 20 * C), oS = download(outS, 16 * C);
+    auto aL = download(attL, NH * 20 * 20), aS = download(attS, NH * 16 * 16);
+    int diff = 0;
+    for (int i = 0; i < 16 * C; i++) diff += oL[i] != oS[i];
+    for (int h = 0; h < NH; h++)
+        for (int t = 0; t < 16; t++)
+            for (int t2 = 0; t2 < 16; t2++) diff += aL[(h * 20 + t) * 20 + t2] != aS[(h * 16 + t) * 16 + t2];
+    CHECK(diff == 0);
+}
+
 TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels match the reference", "[ops]") {
     // Both kernel families whatever the device (the default takes one of them). T 8: one tile; T 132: two tiles
     // of query and key positions (the second partial, causal tiles skipped above the diagonal); head sizes 8 and
@@ -200,7 +227,7 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     key.upload(k, 8);
     for (const char* kind : {"smem", "rows"}) {
     if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
-    for (int T : {8, 132})
+    for (int T : {8, 16, 132})  // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not
     for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         const int B = 2;

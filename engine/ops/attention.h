@@ -104,8 +104,11 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
     // kernels do about a quarter of the tiled matmuls' multiply-adds per second
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
-    // the vec4 kernel is specialised for HS/4 (constant_id 0): its loops unroll, q and the output row stay in registers
-    pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, HS / 4) : kc.get(name, "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
+    // the vec4 kernel is specialised for HS/4 (constant_id 0, bits 0-7): its loops unroll, q and the output row stay in
+    // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: the
+    // lecture's T 8 0.09 -> 0.065 ms on lavapipe; no gain measured at 32)
+    uint32_t spec = HS / 4 | (T % 4 == 0 && T <= 16 ? T / 4 : 0) << 8;
+    pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, spec) : kc.get(name, "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
                 uint64_t(B) * NH * T, macs * 2);
 }
 
