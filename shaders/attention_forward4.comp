@@ -39,7 +39,7 @@ void main() {
     uint o0 = (b * p.T + t) * C4 + h * HS4;
     if (T4R > 0u) {
         // the path below with the row in registers: each group of 4 scores stored once, never read back; the same
-        // operations in the same order, so the same bits
+        // operations in the same order, so the same bits (tests/test_ops.cpp checks it)
         uint row4 = row / 4, last = tmax / 4;
         vec4 s[T4N];
         float mx = -1.0 / 0.0;

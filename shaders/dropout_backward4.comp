@@ -1,5 +1,5 @@
 #version 450
-// Vec4 fast path of dropout_backward (n % 4 == 0, 16-byte offsets): dx = dout * mask / (1 - p), the same bits, dout
+// Vec4 fast path of dropout_backward (n % 4 == 0, aligned offsets): dx = dout * mask / (1 - p), the same bits, dout
 // read as RGBA32F texels and dx stored as vec4s.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"

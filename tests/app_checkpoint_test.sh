@@ -107,6 +107,7 @@ window_session 300 "" '
     sleep 2
     kill -TERM "$pid"
     for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "the fourth window did not quit within 30 s of SIGTERM"
     wait "$pid"; rc=$?; pid=
     [ "$rc" -eq 143 ] || { cat four.out >&2; fail "the fourth window exited $rc after SIGTERM (want 143)"; }
     grep -q "autosaved" four.out && fail "the fresh run under the open prompt overwrote the autosave it offers"

@@ -190,6 +190,9 @@ TEST_CASE("attention forward and backward match the CPU reference and finite dif
 
 TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives the same bits as in memory", "[ops]") {
     // Causal rows t < 16 see keys 0..t only, so T 16 (registers) and T 20 (memory) must agree to the bit on them.
+    REQUIRE(ops::attention_forward4_spec(16, 16) == (4u | 4u << 8));  // T 16: the register path
+    REQUIRE(ops::attention_forward4_spec(20, 16) == 4u);              // T 20: the memory path
+    REQUIRE(ops::attention_forward4_spec(8, 128) == (32u | 2u << 8));  // the largest head size fits its 8 bits
     Rng r(21);
     test::EnvGuard env("ATTN_ATTENTION");
     env.set("rows");
@@ -559,34 +562,39 @@ TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and
     for (int i = 0; i < n; i++) same += (d.scale(i) > 0) == (d2.scale(i) > 0);
     CHECK(same < n * 0.8);
 
-    // n % 4 == 0 at 16-byte offsets takes the vec4 kernels: the same bits as the scalar ones, element for element
-    // (here 19996 elements from 16 bytes into each buffer, the residual one way and plain dropout the other)
-    const uint32_t n4 = 19996;  // 16 bytes in, within the 20001 floats
+    // n % 4 == 0 at aligned offsets takes the vec4 kernels: the same bits as the scalar ones, element for element
+    // (here from 16 bytes into each buffer, or the device's alignment when larger; the residual one way and plain
+    // dropout the other)
+    const auto& lim = test::ctx().props().limits;
+    const uint32_t off = uint32_t(std::max<VkDeviceSize>({16, lim.minStorageBufferOffsetAlignment, lim.minTexelBufferOffsetAlignment}) / 4);
+    const uint32_t n4 = (n - off) / 4 * 4;  // whole vec4s within the n floats
     for (bool with_res : {true, false}) {
-        BufferRange x4(gx, 16, n4 * 4), res4(gres, 16, n4 * 4), dout4(gdout, 16, n4 * 4);
-        auto out4 = zeros(n4 + 4), dx4 = zeros(n4 + 4), out1 = zeros(n4 + 4), dx1 = zeros(n4 + 4);
+        BufferRange x4(gx, off * 4, n4 * 4), res4(gres, off * 4, n4 * 4), dout4(gdout, off * 4, n4 * 4);
+        auto out4 = zeros(n4 + off), dx4 = zeros(n4 + off), out1 = zeros(n4 + off), dx1 = zeros(n4 + off);
+        BufferRange o4r(out4, off * 4, n4 * 4), d4r(dx4, off * 4, n4 * 4);
+        REQUIRE(ops::dropout_vec4(test::ctx(), n4, {o4r, x4, res4, d4r, dout4}));  // the fast path runs
+        REQUIRE(!ops::dropout_vec4(test::ctx(), n4 - 1, {o4r, x4, res4, d4r, dout4}));
         test::run([&](Program& p) {
-            ops::dropout_forward(test::kernels(), p, BufferRange(out4, 16, n4 * 4), x4,
-                                 with_res ? res4 : BufferRange(), key, n4, 5, prob);
-            ops::dropout_backward(test::kernels(), p, BufferRange(dx4, 16, n4 * 4), dout4, key, n4, 5, prob);
+            ops::dropout_forward(test::kernels(), p, o4r, x4, with_res ? res4 : BufferRange(), key, n4, 5, prob);
+            ops::dropout_backward(test::kernels(), p, d4r, dout4, key, n4, 5, prob);
             // n4 - 1 elements: the scalar kernels (their last block covers element n4 - 1 too, which stays 0)
-            ops::dropout_forward(test::kernels(), p, BufferRange(out1, 16, n4 * 4), x4,
+            ops::dropout_forward(test::kernels(), p, BufferRange(out1, off * 4, n4 * 4), x4,
                                  with_res ? res4 : BufferRange(), key, n4 - 1, 5, prob);
-            ops::dropout_backward(test::kernels(), p, BufferRange(dx1, 16, n4 * 4), dout4, key, n4 - 1, 5, prob);
+            ops::dropout_backward(test::kernels(), p, BufferRange(dx1, off * 4, n4 * 4), dout4, key, n4 - 1, 5, prob);
         });
-        auto o4 = download(out4, n4 + 4), o1 = download(out1, n4 + 4), d4 = download(dx4, n4 + 4), d1 = download(dx1, n4 + 4);
+        auto o4 = download(out4, n4 + off), o1 = download(out1, n4 + off), d4 = download(dx4, n4 + off),
+             d1 = download(dx1, n4 + off);
         int diff = 0;
-        for (uint32_t i = 0; i + 1 < n4; i++) diff += o4[i + 4] != o1[i + 4] || d4[i + 4] != d1[i + 4];
+        for (uint32_t i = 0; i + 1 < n4; i++) diff += o4[i + off] != o1[i + off] || d4[i + off] != d1[i + off];
         CHECK(diff == 0);
         CHECK(o4[0] == 0.0f);  // nothing written before the range
         // and against the CPU reference, the last element included
-        ref::Drop dd = d;
-        std::vector<double> xs(x.begin() + 4, x.begin() + 4 + n4), rs(res.begin() + 4, res.begin() + 4 + n4),
-            ds(dout.begin() + 4, dout.begin() + 4 + n4), ro4, rdx4;
-        ref::dropout_forward(ro4, xs, with_res ? &rs : nullptr, dd);
-        ref::dropout_backward(rdx4, ds, dd);
-        test::require_close(std::vector<double>(o4.begin() + 4, o4.begin() + 4 + n4), ro4, 1e-6, 1e-6, "vec4 dropout");
-        test::require_close(std::vector<double>(d4.begin() + 4, d4.begin() + 4 + n4), rdx4, 1e-6, 1e-6,
+        std::vector<double> xs(x.begin() + off, x.begin() + off + n4), rs(res.begin() + off, res.begin() + off + n4),
+            ds(dout.begin() + off, dout.begin() + off + n4), ro4, rdx4;
+        ref::dropout_forward(ro4, xs, with_res ? &rs : nullptr, d);
+        ref::dropout_backward(rdx4, ds, d);
+        test::require_close(std::vector<double>(o4.begin() + off, o4.begin() + off + n4), ro4, 1e-6, 1e-6, "vec4 dropout");
+        test::require_close(std::vector<double>(d4.begin() + off, d4.begin() + off + n4), rdx4, 1e-6, 1e-6,
                             "vec4 dropout backward");
     }
 }

@@ -18,6 +18,9 @@ static_assert(sizeof(AttentionBackPush) == 32);
 // of 4 (up to 128) take the vec4 ones (attention_*4.comp): each texel fetch feeds 4 multiply-adds. Other head
 // sizes take the scalar ones; all match the CPU reference.
 inline bool attention_vec4(uint32_t HS) { return HS % 4 == 0 && HS <= 128; }
+// attention_forward4's specialisation constant: HS / 4 in bits 0-7, and T / 4 in bits 8-15 when the row of scores
+// stays in registers (T % 4 == 0, T <= 16), else 0 there
+inline uint32_t attention_forward4_spec(uint32_t T, uint32_t HS) { return HS / 4 | (T % 4 == 0 && T <= 16 ? T / 4 : 0) << 8; }
 
 // GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
 // (attention_nt_smem, attention_softmax, attention_pv_smem, attention_ptv_smem; shaders/common/gemm_smem.glsl);
@@ -107,7 +110,7 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     // the vec4 kernel is specialised for HS/4 (constant_id 0, bits 0-7): its loops unroll, q and the output row stay in
     // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: the
     // lecture's T 8 0.09 -> 0.065 ms on lavapipe; no gain measured at 32)
-    uint32_t spec = HS / 4 | (T % 4 == 0 && T <= 16 ? T / 4 : 0) << 8;
+    uint32_t spec = attention_forward4_spec(T, HS);
     pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, spec) : kc.get(name, "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
                 uint64_t(B) * NH * T, macs * 2);
 }
