@@ -28,9 +28,13 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     StatusState::Shown& s = st.shown;
     if (st.readout.due(readout_state(snap, s.step)))
         s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps};
-    ImGui::Text("step %d | %.1f it/s | %.0f tokens/s | %.2f ms/step (GPU %.2f ms) | %.0f/%d fps | %s, %zu params, "
+    // it/s is measured over whole seconds: "--" until the first second of training is over, not a false 0.0
+    char its[24];
+    if (s.it_per_s > 0 || !snap.running) std::snprintf(its, sizeof its, "%.1f", s.it_per_s);
+    else std::snprintf(its, sizeof its, "--");
+    ImGui::Text("step %d | %s it/s | %.0f tokens/s | %.2f ms/step (GPU %.2f ms) | %.0f/%d fps | %s, %zu params, "
                 "vocab %d | %s (%s) | %s",
-                s.step, s.it_per_s, s.tokens_per_s, s.ms_per_step, s.gpu_ms, s.fps, fps_cap,
+                s.step, its, s.tokens_per_s, s.ms_per_step, s.gpu_ms, s.fps, fps_cap,
                 snap.cfg.preset.c_str(), snap.params, snap.vocab, base_name(snap.corpus_name).c_str(),
                 human_bytes(snap.corpus_bytes).c_str(), st.device_name.c_str());
     if (ImGui::IsItemHovered())
