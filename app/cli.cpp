@@ -75,6 +75,15 @@ static std::string output_path_problem(const std::string& path, bool renamed) {
     return "";
 }
 
+std::string seed_problem(const std::string& v, uint64_t* value) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    bool ok = !v.empty() && v[0] != '-' && *end == '\0' && errno == 0 && n <= (1ull << 53);
+    if (ok && value) *value = n;
+    return ok ? "" : "must be a whole number from 0 to 2^53 (got '" + v + "')";
+}
+
 std::string default_corpus_path() {
     const std::string here = "assets/tinyshakespeare.txt";
     std::error_code ec;
@@ -137,15 +146,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates");
     app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate");
     app.add_option("--seed", c.seed, "random seed (init, batches, sampling), 0 to 2^53")
-        ->check(CLI::Validator(
-            [](std::string& v) -> std::string {
-                char* end = nullptr;
-                errno = 0;
-                unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-                bool ok = !v.empty() && v[0] != '-' && *end == '\0' && errno == 0 && n <= (1ull << 53);
-                return ok ? "" : "must be a whole number from 0 to 2^53 (got '" + v + "')";
-            },
-            "", "seed"))
+        ->check(CLI::Validator([](std::string& v) { return seed_problem(v); }, "", "seed"))
         ->type_name("UINT");
     app.add_option("--temperature", c.temperature, "sampling temperature");
     app.add_option("--top-k", c.top_k, "sample only from the k likeliest characters (0: all)");

@@ -53,6 +53,10 @@ int parse_cli(int argc, char** argv, RunOptions& out);
 // executable was built in (build/attnlab -> assets/), so attnlab runs from any folder; else the first (for its error).
 std::string default_corpus_path();
 
+// "" when v is a seed, a whole number from 0 to 2^53 (a double holds it exactly), stored in *value if given; else
+// why not (--seed of the main command and of `attnlab lab`)
+std::string seed_problem(const std::string& v, uint64_t* value = nullptr);
+
 // ContextOptions::cpu_threads for training cfg on a corpus of vocab_size characters: --cpu-threads N, else
 // Trainer::cpu_threads_for the model, unless LP_NUM_THREADS is set already (then that stays).
 int cpu_threads_option(const RunOptions& o, const Config& cfg, int vocab_size);

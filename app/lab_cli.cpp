@@ -100,15 +100,11 @@ int parse_int(const std::string& s, const std::string& flag) {
     return int(x);
 }
 
-// 0 to 2^53, as the main command's --seed (a seed stored in a double stays exact)
+// 0 to 2^53, as the main command's --seed
 uint64_t parse_seed(const std::string& s) {
-    char* end = nullptr;
-    errno = 0;
-    long long x = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0') throw Error("--seed: '" + s + "' is not a whole number");
-    if (x < 0) throw Error("--seed: must be 0 or more (got " + s + ")");
-    if (errno == ERANGE || x > (1LL << 53)) throw Error("--seed: " + s + " is out of range (0 to 2^53 = 9007199254740992)");
-    return uint64_t(x);
+    uint64_t x = 0;
+    if (std::string why = seed_problem(s, &x); !why.empty()) throw Error("--seed: " + why);
+    return x;
 }
 
 // "2,6;6,4;7,5" -> (3, 2)

@@ -35,8 +35,9 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     "$BIN" --preset gpt --batch-size 8 --eval-iters 200 --autosave 0 --data "$CORPUS" >"$OUT/quit.out" 2>&1 &
     pid=$!
     # the model built and the step-0 evaluation under way (it says so), a few of its batches done
-    for ((i = 0; i < 1200; i++)); do grep -q "^attnlab: built preset gpt, .*; estimating the loss$" "$OUT/quit.out" && break; sleep 0.1; done
-    if ! grep -q "; estimating the loss$" "$OUT/quit.out"; then
+    built="^attnlab: built preset gpt, .*; estimating the loss$"
+    for ((i = 0; i < 1200; i++)); do grep -q "$built" "$OUT/quit.out" && break; sleep 0.1; done
+    if ! grep -q "$built" "$OUT/quit.out"; then
         kill -KILL $pid; wait $pid
         echo "rc=none quit_s=none (attnlab did not report the model built within 120 s)" >"$OUT/quit.txt"
         exit 0

@@ -51,11 +51,11 @@ error 2 "does not exist" lab encoder --data /nonexistent/corpus.txt
 error 2 "B*T*C at most 4M" lab average --shape 100000,100000,100000
 error 2 "T at most 1024" lab average --shape 65536,65536,1
 error 2 "--head-size: 4294967312 is out of range" lab scaling --head-size 4294967312
-error 2 "--seed: must be 0 or more" lab average --seed -1
-# the main command's seed range, 0 to 2^53 (a seed above 1e9 was refused here alone)
+# the main command's seed range and message, 0 to 2^53 (a seed above 1e9 was refused here alone)
+error 2 "--seed: must be a whole number from 0 to 2^53 (got '-1')" lab average --seed -1
 check "a seed of 2^53" 0 "seed 9007199254740992;" lab average --seed 9007199254740992
-error 2 "--seed: 9007199254740993 is out of range" lab average --seed 9007199254740993
-error 2 "--seed: '12x' is not a whole number" lab average --seed 12x
+error 2 "--seed: must be a whole number from 0 to 2^53 (got '9007199254740993')" lab average --seed 9007199254740993
+error 2 "--seed: must be a whole number from 0 to 2^53 (got '12x')" lab average --seed 12x
 error 2 "1e40 is out of range" lab softmax --scores 1e40,1
 error 2 "lab --list takes nothing" lab --list extra
 check "--flag=value" 0 "3.0000   0.9997" lab softmax --scores=1,2,3
