@@ -23,8 +23,9 @@ struct MatmulDwPush { uint32_t M, N, K, has_bias, relu, splits, stride, db_off; 
 // K % 4 == 0 takes the tiled texel-buffer kernels; other shapes the plain ones (same results).
 inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 
-// Which kernels: `plain` (any K); `tiled`, 8x8 register tiles read straight from memory (CPU devices: lavapipe,
-// where barriers cost more than shared memory saves; GPUs whose limits are too small, ops/smem.h); `smem`,
+// Which kernels: `plain` (any K); `tiled`, register tiles (forward 16x16 outputs an invocation) read straight from
+// memory (CPU devices: lavapipe, where barriers cost more than shared memory saves; GPUs whose limits are too small,
+// ops/smem.h); `smem`,
 // 128x128 tiles per workgroup of 256 staged through shared memory (GPUs; shaders/common/gemm_smem.glsl; on an
 // H200 the forward is 8x faster than `tiled` for the gpt preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
 // ATTN_MATMUL=tiled|smem forces one of the two for K % 4 == 0 (tests, benchmarks).
@@ -59,8 +60,8 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
         pr.dispatch(kc.get("matmul_forward_smem", "vvsss", sizeof p), {inp, w, bias, out, res}, p,
                     smem_tiles(M, N) * WORKGROUP, double(M) * N * K);
         return;
-    case MatmulKernel::tiled: {  // one invocation per 8x8 tile
-        uint64_t tiles = uint64_t((M + 7) / 8) * ((N + 7) / 8);
+    case MatmulKernel::tiled: {  // one invocation per 16x16 tile (TM, TN in shaders/common/matmul_forward_tiled.glsl)
+        uint64_t tiles = uint64_t((M + 15) / 16) * ((N + 15) / 16);
         // rows of a multiple of 4 and 16-byte aligned output (and residual): stores four outputs at a time
         bool vec4_out = ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
         if (ldo != N && !vec4_out) throw Error("internal error: matmul_forward's padded rows need a 16-byte offset");
@@ -170,7 +171,7 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
     if (tiled) {
         // tiles per invocation as in shaders/common/matmul_backward_tiled.glsl: dinp TRI x 4*TKI, dw TRW x 4*TKW
         bool dout4 = N % 4 == 0 || dout_padded;
-        uint64_t TRI = dout4 ? 8 : 4, TKI = dout4 ? 4 : 2;
+        uint64_t TRI = dout4 ? 16 : 4, TKI = dout4 ? 4 : 2;
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
         // dbias: summed by dw's tiles with the vec4 kernel, by N more invocations with the scalar one
         n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias && !dout4 ? N : 0)) * splits;

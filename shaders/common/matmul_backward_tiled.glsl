@@ -22,7 +22,7 @@ layout(push_constant) uniform P {
 // Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
 //   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
 #ifdef DOUT_VEC4
-const uint TRI = 8, TKI = 4, TRW = 8;
+const uint TRI = 16, TKI = 4, TRW = 8;
 layout(constant_id = 0) const uint TKW = 4;  // 4 or 8, chosen per shape by engine/ops/matmul.h (matmul_dw_tkw)
 #else
 const uint TRI = 4, TKI = 2, TRW = 4, TKW = 2;
