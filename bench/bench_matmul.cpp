@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
                                 {"head 384->65", 65, 384, false},     {"C64 64->256", 256, 64, true},
                                 {"C64 64->192", 192, 64, false},      {"C64 256->64", 64, 256, false},
                                 {"C64 64->64", 64, 64, false},        {"C32 32->128", 128, 32, true},
+                                {"C32 32->96", 96, 32, false},        {"C32 32->65", 65, 32, false},
                                 {"C32 32->32", 32, 32, false}};
         std::printf("M = %u rows\n%-16s %12s %12s %12s %7s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s",
                     "splits");
