@@ -74,6 +74,9 @@ int run_headless(const RunOptions& o) {
             if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
         }
         check_resumable(ck, data.vocab(), asks_model(o) ? &asked : nullptr);
+        if (o.given.count("--seed"))  // the checkpoint carries its own random state: a seed would change nothing
+            std::fprintf(stderr, "attnlab: note: --seed is ignored with --resume (the run continues from its saved "
+                                 "random state)\n");
         c = resumed_config(o, ck.config);
         auto errs = validate(c);
         if (!errs.empty()) throw Error(errs.front().message);
@@ -106,6 +109,9 @@ int run_headless(const RunOptions& o) {
         metrics.open(o.metrics_path);
         if (!metrics) throw Error("cannot write --metrics file '" + o.metrics_path + "': check the folder exists and is writable");
         metrics << "step,train_loss,val_loss,tokens_per_s\n";
+        // resumed: the run's earlier evaluations first (from the checkpoint; their speed was not measured here: 0),
+        // so the file holds the whole run like the window's does, not just this part of it
+        for (const auto& e : history.evals) metrics << e.step << ',' << e.train << ',' << e.val << ",0\n";
     }
     auto save = [&] {
         if (o.save_path.empty()) return;

@@ -41,6 +41,31 @@ static bool restart_fields_differ(const Config& a, const Config& b) {
 void controls_save(ControlsState& st, TrainingThread& tt) { tt.save_checkpoint_to(st.ckpt_path); }
 void controls_load(ControlsState& st, TrainingThread& tt) { tt.load_checkpoint_from(st.ckpt_path); }
 
+void controls_reset(ControlsState& st, const Snapshot& snap, TrainingThread& tt) {
+    if (snap.step > 0) st.confirm_reset_step = snap.step;
+    else tt.reset();
+}
+void reset_answer(ControlsState& st, TrainingThread& tt, bool reset) {
+    if (reset) tt.reset();
+    st.confirm_reset_step = -1;
+}
+// A small window in the middle like the resume prompt; training goes on underneath until the user picks.
+void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
+    if (st.confirm_reset_step < 0) return;
+    ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(ImVec2(vp->Size.x * 0.5f, vp->Size.y * 0.3f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(1.0f);  // over the panels, which draw no background
+    ImGui::Begin("Reset?", nullptr,
+                 ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoMove);
+    ImGui::Text("Start again from new random weights?");
+    ImGui::TextDisabled("The run's %d steps are lost unless saved first (Ctrl+S).", st.confirm_reset_step);
+    if (ImGui::Button("Reset (Enter)")) reset_answer(st, tt, true);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel (Esc)")) reset_answer(st, tt, false);
+    ImGui::End();
+}
+
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) {
     if (!st.initialised && snap.version > 0) {
         st.edit = snap.cfg;
@@ -61,7 +86,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     ImGui::SameLine();
     if (ImGui::Button("Step once (S)")) tt.step_once();
     ImGui::SameLine();
-    if (ImGui::Button("Reset (R)")) tt.reset();
+    if (ImGui::Button("Reset (R)")) controls_reset(st, snap, tt);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("New random weights with the same settings: the loss history and samples are cleared.");

@@ -34,11 +34,16 @@ struct ControlsState {
     bool live_waiting = false;  // set_live sent; waiting for snap.cfg to show it
     double live_sent_at = 0;    // ImGui::GetTime() of that set_live
     Config live_sent;
+    int confirm_reset_step = -1;  // >= 0: the "Reset?" prompt is open, for a run at that step
 };
 // Returns true when the user pressed the screenshot button.
 // Ctrl+S / Ctrl+O in the window call these too.
 void controls_save(ControlsState& st, TrainingThread& tt);
 void controls_load(ControlsState& st, TrainingThread& tt);
+// Reset (R): new random weights at once at step 0, else after the "Reset?" prompt (the run's steps would be lost).
+void controls_reset(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
+void reset_answer(ControlsState& st, TrainingThread& tt, bool reset);
+void draw_reset_prompt(ControlsState& st, TrainingThread& tt);
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 
 // A finished run drawn faintly behind the current one (A/B); the user can hide, rename or remove it.

@@ -73,8 +73,21 @@ void TrainingThread::set_live(const Config& cfg) {
         p.live_cfg = cfg;
     });
 }
-void TrainingThread::save_checkpoint_to(const std::string& path) { post([&](Pending& p) { p.save_path = path; }); }
-void TrainingThread::load_checkpoint_from(const std::string& path) { post([&](Pending& p) { p.load_path = path; }); }
+void TrainingThread::save_checkpoint_to(const std::string& path) {
+    if (path.empty()) return no_checkpoint_path("save");
+    post([&](Pending& p) { p.save_path = path; });
+}
+void TrainingThread::load_checkpoint_from(const std::string& path) {
+    if (path.empty()) return no_checkpoint_path("load");
+    post([&](Pending& p) { p.load_path = path; });
+}
+// Ctrl+S / Ctrl+O with the Checkpoint field empty: said on the checkpoint line instead of nothing happening.
+void TrainingThread::no_checkpoint_path(const char* what) {
+    std::lock_guard lk(m_mutex);
+    m_snap.ckpt_message = std::string(what) + " failed: the Checkpoint field is empty: type a file name";
+    m_snap.ckpt_error = true;
+    publish();
+}
 void TrainingThread::revert_to_good() { post([](Pending& p) { p.revert = true; }); }
 void TrainingThread::set_autosave(double minutes, const std::string& path) {
     std::lock_guard lk(m_mutex);  // read before the next step: no wake-up needed
@@ -222,6 +235,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
     m_has_good = false;
     m_good_state = TrainerState{};
     m_diverged = false;
+    m_autosaved_step = -1;  // the autosave holds the previous model's step, if any: not this one's
+    m_last_autosave = {};
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
@@ -306,9 +321,11 @@ void TrainingThread::save_to(const std::string& path) {
 void TrainingThread::load_from(const std::string& path) {
     Checkpoint ck = load_checkpoint(path);
     check_resumable(ck, m_data->vocab(), nullptr);
-    auto errs = validate(ck.config);
-    if (!errs.empty()) throw Error("'" + path + "': " + errs.front().message);
-    m_data->check_block_size(ck.config.block_size);
+    try {  // before the running model is dropped for it
+        Trainer::check(m_ctx, *m_data, ck.config);
+    } catch (const Error& e) {
+        throw Error("'" + path + "': " + e.what());
+    }
     build(ck.config, false);
     m_trainer->import_state(ck.state);
     m_history = ck.history;
@@ -606,7 +623,7 @@ void TrainingThread::run() {
                 auto errs = validate(p.restart_cfg);
                 if (!errs.empty()) throw Error(errs.front().message);
                 auto data = std::make_unique<Dataset>(Dataset::from_file(p.restart_path));
-                data->check_block_size(p.restart_cfg.block_size);
+                Trainer::check(m_ctx, *data, p.restart_cfg);  // the block size, the GPU's memory
                 m_trainer.reset();
                 m_data = std::move(data);
                 m_corpus_path = p.restart_path;

@@ -173,6 +173,7 @@ private:
     void do_sample();
     void slice_attention();
     void publish();  // bumps the version; call with m_mutex held
+    void no_checkpoint_path(const char* what);
     void keep_finished_run();  // the current run's curves as a FinishedRun, before a rebuild; call with m_mutex held
     void update_profile();     // folds the last step's kernel times into the running means
 

@@ -357,13 +357,18 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                 continue;
             }
             if (io.WantTextInput) continue;  // typing in a field
-            if (resume.open && (key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE)) {
+            bool answer = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE;
+            if (resume.open && answer) {
                 resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
+                continue;
+            }
+            if (p.controls.confirm_reset_step >= 0 && answer) {
+                reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
                 continue;
             }
             if (key == GLFW_KEY_SPACE) tt.toggle_running();
             if (key == GLFW_KEY_S) tt.step_once();
-            if (key == GLFW_KEY_R) tt.reset();
+            if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
             if (key == GLFW_KEY_H) {  // all heads grid on/off
                 p.attention.all_heads = !p.attention.all_heads;
                 tt.set_attention_all(p.attention.all_heads);
@@ -374,6 +379,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         shot |= draw_panels(p, snap, tt);
         draw_lab(lab, ctx, snap, tt);
         draw_resume_prompt(resume, tt);
+        draw_reset_prompt(p.controls, tt);
         ImGui::Render();
         // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
         bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;

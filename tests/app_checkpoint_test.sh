@@ -3,7 +3,7 @@
 # accepts; Ctrl+O loads it back (the step returns to the saved one); autosave (--autosave 0.05: every 3 s) writes
 # attnlab_autosave.safetensors while training and again when the window is closed (Alt+F4); the next start offers
 # to resume it, Enter resumes at that step, and training goes on from there. `kill` (SIGTERM) quits like a close,
-# autosave included.
+# autosave included. R asks before it resets a run with steps.
 # Usage: app_checkpoint_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -83,6 +83,23 @@ window_session 300 "" '
     rm -f attnlab_autosave.safetensors
     start three.out --eval-interval 100
     wait_steps 100 || fail "the third window did not train 100 steps within 60 s"
+    # R asks first once the run has steps: Esc keeps the run, Enter resets it (a new model: one more built line)
+    builds() { grep -c "^attnlab: built preset" three.out; }
+    [ "$(builds)" = 1 ] || fail "the third window should have built its model once"
+    key r
+    sleep 1.5
+    [ "$(builds)" = 1 ] || fail "R reset the run at once instead of asking"
+    key Escape
+    sleep 1
+    kept=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$(builds)" = 1 ] && [ "$kept" -ge 100 ] || fail "Esc at the Reset? prompt did not keep the run (step $kept)"
+    key r
+    sleep 0.5
+    key Return
+    for ((i = 0; i < 300; i++)); do [ "$(builds)" = 2 ] && break; sleep 0.1; done
+    [ "$(builds)" = 2 ] || fail "Enter at the Reset? prompt did not reset the run"
+    echo "reset: R asked, Esc kept step $kept, Enter reset"
+    wait_steps 100 || fail "the reset run did not train 100 steps within 60 s"
     kill -TERM "$pid"
     for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && fail "attnlab did not quit within 30 s of SIGTERM"

@@ -101,9 +101,9 @@ done
 
 # --save writes a checkpoint; --resume continues it and --max-iters counts from step 0
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
-    --sample-chars 0 --save "$tmp/run.safetensors" >"$tmp/a.txt" 2>/dev/null
+    --sample-chars 0 --save "$tmp/run.safetensors" --metrics "$tmp/run.csv" >"$tmp/a.txt" 2>/dev/null
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
-    --sample-chars 0 --resume "$tmp/run.safetensors" >"$tmp/b.txt" 2>/dev/null; rc=$?
+    --sample-chars 0 --resume "$tmp/run.safetensors" --metrics "$tmp/run.csv" --seed 7 >"$tmp/b.txt" 2>"$tmp/b.err"; rc=$?
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
     --sample-chars 0 >"$tmp/c.txt" 2>/dev/null
 if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^step 10:" "$tmp/b.txt" &&
@@ -111,6 +111,13 @@ if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^
     passes=$((passes+1))
 else
     echo "FAIL: --resume should continue at step 20 and reach the uninterrupted run's step-40 losses"; cat "$tmp/b.txt" "$tmp/c.txt"; fails=$((fails+1))
+fi
+# the resumed run's --metrics holds the whole run (steps 0..40, each once), and --seed is said to be ignored
+if [ "$(cut -d, -f1 "$tmp/run.csv" | tr '\n' ' ')" = "step 0 10 20 30 40 " ] && grep -q "seed is ignored with --resume" "$tmp/b.err"; then
+    passes=$((passes+1))
+else
+    echo "FAIL: the resumed run's --metrics should list steps 0 10 20 30 40 and --seed be noted as ignored:"
+    cat "$tmp/run.csv" "$tmp/b.err"; fails=$((fails+1))
 fi
 # without --data, from any folder: the checkout's tiny Shakespeare (build/attnlab -> assets/)
 beside="$(dirname "$(realpath "$bin")")/../assets/tinyshakespeare.txt"

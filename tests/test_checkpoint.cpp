@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "corpus.h"
 #include "gpu.h"
@@ -91,6 +92,35 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     bigger.head_size = 64;
     CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &bigger); }), Catch::Contains("n_embd 32 but 64"));
     CHECK(test::error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
+
+    // a file that cannot be opened says so (as root permissions do not stop reading: nothing to check there)
+    if (geteuid() != 0) {
+        std::string locked = write(tmp_path("locked.safetensors"), bytes);
+        fs::permissions(locked, fs::perms::none);
+        CHECK_THAT(test::error_of([&] { load_checkpoint(locked); }), Catch::Contains("cannot read checkpoint"));
+        fs::permissions(locked, fs::perms::owner_all);
+    }
+}
+
+TEST_CASE("a long run's checkpoint, its loss history over 64 MiB of header, reads back", "[checkpoint]") {
+    // 3.8 million steps of per-step loss (~18 bytes each in the header): a reader that capped the header at 64 MiB
+    // refused these files while the writer kept replacing the last good one with them
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    Trainer tr(test::ctx(), data, c);
+    RunHistory h;
+    h.step_losses.resize(3800000);
+    for (size_t i = 0; i < h.step_losses.size(); i++) h.step_losses[i] = 4.17f - 1.7f * float(i) / 3.8e6f;
+    h.evals.push_back({3799999, 2.46, 2.49});
+    std::string path = tmp_path("long.safetensors");
+    save_checkpoint(path, snapshot(tr, h), tr.model().params_info());
+    REQUIRE(fs::file_size(path) > (64u << 20));
+    Checkpoint ck = load_checkpoint(path);
+    REQUIRE(ck.history.step_losses.size() == h.step_losses.size());
+    CHECK(ck.history.step_losses.back() == h.step_losses.back());
+    CHECK(ck.history.evals.size() == 1);
+    fs::remove(path);
 }
 
 TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {

@@ -62,4 +62,18 @@ TEST_CASE("hyperparameters out of range are refused with the flag's name", "[dat
     c.block_size = 8;
     c.batch_size = -3;
     CHECK(validate(c).at(0).field == "--batch-size");
+
+    // heads that cannot split n_embd: the message names the cause and two widths that work
+    Config g;
+    g.apply_preset("gpt");  // 6 heads, head size derived
+    g.n_embd = 100;
+    auto eg = validate(g);
+    REQUIRE(eg.size() == 1);
+    CHECK(eg[0].field == "--n-embd");
+    CHECK_THAT(eg[0].message, Catch::Contains("must be a multiple of --n-head (6)") && Catch::Contains("96 or 102"));
+    g.n_embd = 96;
+    CHECK(validate(g).empty());
+    g.head_size = 8;  // explicit and 6 x 8 != 96: the head size is the one to change
+    REQUIRE(validate(g).size() == 1);
+    CHECK(validate(g)[0].field == "--head-size");
 }

@@ -112,7 +112,12 @@ std::vector<ConfigError> validate(const Config& c) {
             e.push_back({"--n-head", "--n-head " + std::to_string(c.n_head) + " leaves no room in n_embd " +
                                          std::to_string(c.n_embd) + ": use fewer heads or a wider --n-embd"});
         bool stacked = c.ffn || c.residual || c.layernorm || c.n_layer > 1;
-        if (e.empty() && stacked && c.attn_dim() != c.n_embd)
+        if (e.empty() && stacked && c.attn_dim() != c.n_embd && c.head_size == 0)  // derived: n_embd % n_head != 0
+            e.push_back({"--n-embd", "--n-embd " + std::to_string(c.n_embd) + " must be a multiple of --n-head (" +
+                                         std::to_string(c.n_head) + ") to split into heads of equal size: e.g. " +
+                                         std::to_string(c.n_embd / c.n_head * c.n_head) + " or " +
+                                         std::to_string((c.n_embd / c.n_head + 1) * c.n_head)});
+        else if (e.empty() && stacked && c.attn_dim() != c.n_embd)
             e.push_back({"--head-size", "n_head x head_size (" + std::to_string(c.n_head) + " x " + std::to_string(c.hs()) +
                                             ") must equal n_embd (" + std::to_string(c.n_embd) +
                                             ") once blocks are stacked or have a feed-forward, residual or LayerNorm: "

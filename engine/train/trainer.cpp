@@ -10,8 +10,7 @@
 
 namespace attn {
 
-Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
-    : m_ctx(ctx), m_data(data), m_cfg(cfg), m_kc(ctx), m_rng(cfg.seed), m_eval_rng(cfg.seed ^ 0x5eedULL) {
+void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) {
     auto errs = validate(cfg);
     if (!errs.empty()) throw Error(errs.front().message);
     data.check_block_size(cfg.block_size);
@@ -20,6 +19,11 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
         throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
                     " has " + std::to_string(ctx.device_memory_bytes() >> 20) +
                     " MiB: lower --batch-size, --block-size, --n-embd or --n-layer");
+}
+
+Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
+    : m_ctx(ctx), m_data(data), m_cfg(cfg), m_kc(ctx), m_rng(cfg.seed), m_eval_rng(cfg.seed ^ 0x5eedULL) {
+    check(ctx, data, cfg);
     m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size());
     m_model->init(cfg.seed);
     m_tokens = Buffer(ctx, data.tokens().size() * 4);

@@ -35,6 +35,9 @@ public:
     // Checks the config against the corpus and the device; throws attn::Error with one line if it cannot run.
     Trainer(Context& ctx, const Dataset& data, const Config& cfg);
     ~Trainer();
+    // The constructor's checks without building anything: the app runs them before it drops a running model for
+    // another (Apply & restart, a loaded checkpoint), so a model that cannot run leaves the current one training.
+    static void check(const Context& ctx, const Dataset& data, const Config& cfg);
 
     // Multiply-adds of one training step (forward + backward) of cfg's model: 3 x parameters x tokens a batch.
     static double step_macs(const Config& cfg, int vocab_size);
