@@ -131,11 +131,12 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     std::string path = tmp_path("keep.safetensors");
     save_checkpoint(path, snapshot(tr, {}), tr.model().params_info());
     auto before = fs::file_size(path);
-    fs::create_directories(path + ".tmp");  // the temporary file cannot be created
+    std::string tmp = path + ".tmp." + std::to_string(getpid());
+    fs::create_directories(tmp);  // the temporary file cannot be created
     tr.step();
     CHECK_THAT(test::error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("cannot write checkpoint"));
-    fs::remove_all(path + ".tmp");
+    fs::remove_all(tmp);
     REQUIRE(fs::file_size(path) == before);
     REQUIRE(load_checkpoint(path).state.step == 0);
     CHECK_THAT(test::error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
@@ -151,7 +152,7 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     CHECK_THAT(test::error_of([&] { save_checkpoint(fifo, snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("not a regular file"));
     REQUIRE(fs::is_fifo(fifo));
-    REQUIRE(!fs::exists(fifo + ".tmp"));
+    REQUIRE(!fs::exists(fifo + ".tmp." + std::to_string(getpid())));
     fs::remove(fifo);
 }
 

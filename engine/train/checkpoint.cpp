@@ -69,7 +69,9 @@ static void write_safetensors(const std::string& path, json header, const std::v
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
         throw Error("cannot save a checkpoint to '" + path + "': it is " +
                     (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file (a device or pipe)") + ": name a file");
-    std::string tmp = path + ".tmp";
+    // the process's own temporary file: two windows started in one folder autosave to the same name, and with a shared
+    // temporary one could rename the other's half-written file into place
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno) + " (check the folder exists and is writable)");
     auto put = [&](const void* p, size_t n) {

@@ -35,7 +35,8 @@ struct Checkpoint {
 
 constexpr int CHECKPOINT_VERSION = 1;
 
-// Atomic: writes FILE.tmp, fsyncs, renames over FILE. Throws attn::Error; FILE is untouched on failure.
+// Atomic: writes FILE.tmp.PID (this process's own), fsyncs, renames over FILE. Throws attn::Error; FILE is untouched
+// on failure.
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<struct ParamInfo>& layout);
 // Reads and verifies (format, version, checksum, shapes). Throws attn::Error with one line on any problem.
 Checkpoint load_checkpoint(const std::string& path);
