@@ -528,6 +528,9 @@ void TrainingThread::autosave(const Pending& p, bool now) {
         save_to(p.autosave_path);
         m_autosaved_step = m_trainer->step_count();
         msg = "autosaved step " + std::to_string(m_autosaved_step) + " to " + p.autosave_path;
+    } catch (const DeviceError& e) {  // the GPU is gone (the window's drawing may have met it first): the last good
+        msg = std::string("autosave failed: ") + e.what() + rescue(p.autosave_path);  // state kept in memory, if any
+        err = true;
     } catch (const std::exception& e) {
         msg = std::string("autosave failed: ") + e.what();
         err = true;

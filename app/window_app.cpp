@@ -284,144 +284,152 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     };
     // Ctrl+C / kill / a closed terminal: quit as if the window were closed (the autosave on quit included)
     install_interrupt_handlers("quitting as if the window were closed (writing the autosave, when on)");
-    while (!glfwWindowShouldClose(win)) {
-        if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
-            fps_cap = p.controls.fps_cap;
-            tt.set_frame_rate(fps_cap);
-        }
-        // no autosave while the resume prompt is open: the file holds the run it offers, which must not be
-        // overwritten by the fresh one training underneath (not on quit, not by a device failure's rescue) before
-        // the user has chosen (-2: "no file" told to the thread)
-        double want_autosave = resume.open ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
-        if (want_autosave != autosave_min) {
-            autosave_min = want_autosave;
-            tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);
-        }
-        if (interrupt_signal()) break;  // after the autosave setting: the quit's autosave follows it
-        if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
-            glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
-            continue;
-        }
-        auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
-        // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it
-        // trains only with save-CPU on: off, the frame rate is held); while it trains unwatched (no input), drawing
-        // gets at most k_draw_share of the time, the CPU going to training.
-        bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
-        p.status.saving = false;
-        if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done) && (p.controls.save_cpu || !snap.running))
-            period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
-        else if (user_idle && p.controls.save_cpu && snap.running) {
-            const double k_draw_share = 0.15;
-            auto budget = std::chrono::duration_cast<Clock::duration>(
-                std::chrono::duration<double, std::milli>((p.perf.build_ms + p.perf.render_ms) / k_draw_share));
-            p.status.saving = budget > period;
-            period = std::max(period, budget);
-        }
-        std::this_thread::sleep_until(next);
-        auto now = Clock::now();
-        next = std::max(next + period, now);
-        // frames counted over half-second windows: steady at a few frames a second too
-        fps_frames++;
-        double dt = std::chrono::duration<double>(now - last).count();
-        if (dt >= 0.5) {
-            p.status.fps = fps_frames / dt;
-            fps_frames = 0;
-            last = now;
-        }
-        glfwPollEvents();
-        snap_changed = tt.poll(snap);
-        if (snap_changed) log.print(snap);
-        if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
-            std::fprintf(stderr, "error: %s\n", snap.message.c_str());
-            return 2;
-        }
+    // A device failure met while drawing (the training thread reports its own): the training thread stops with its
+    // autosave on quit, or the last good state kept in memory when the GPU is gone, then the error is the exit.
+    try {
+        while (!glfwWindowShouldClose(win)) {
+            if (p.controls.fps_cap >= 1 && p.controls.fps_cap <= 240 && p.controls.fps_cap != fps_cap) {
+                fps_cap = p.controls.fps_cap;
+                tt.set_frame_rate(fps_cap);
+            }
+            // no autosave while the resume prompt is open: the file holds the run it offers, which must not be
+            // overwritten by the fresh one training underneath (not on quit, not by a device failure's rescue) before
+            // the user has chosen (-2: "no file" told to the thread)
+            double want_autosave = resume.open ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+            if (want_autosave != autosave_min) {
+                autosave_min = want_autosave;
+                tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);
+            }
+            if (interrupt_signal()) break;  // after the autosave setting: the quit's autosave follows it
+            if (glfwGetWindowAttrib(win, GLFW_ICONIFIED)) {
+                glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
+                continue;
+            }
+            auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
+            // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it
+            // trains only with save-CPU on: off, the frame rate is held); while it trains unwatched (no input), drawing
+            // gets at most k_draw_share of the time, the CPU going to training.
+            bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
+            p.status.saving = false;
+            if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done) && (p.controls.save_cpu || !snap.running))
+                period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
+            else if (user_idle && p.controls.save_cpu && snap.running) {
+                const double k_draw_share = 0.15;
+                auto budget = std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double, std::milli>((p.perf.build_ms + p.perf.render_ms) / k_draw_share));
+                p.status.saving = budget > period;
+                period = std::max(period, budget);
+            }
+            std::this_thread::sleep_until(next);
+            auto now = Clock::now();
+            next = std::max(next + period, now);
+            // frames counted over half-second windows: steady at a few frames a second too
+            fps_frames++;
+            double dt = std::chrono::duration<double>(now - last).count();
+            if (dt >= 0.5) {
+                p.status.fps = fps_frames / dt;
+                fps_frames = 0;
+                last = now;
+            }
+            glfwPollEvents();
+            snap_changed = tt.poll(snap);
+            if (snap_changed) log.print(snap);
+            if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
+                std::fprintf(stderr, "error: %s\n", snap.message.c_str());
+                return 2;
+            }
 
-        auto t_build = Clock::now();
-        ImGui_ImplVulkan_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        bool input = !presses.keys.empty() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
-                     io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0 || io.WantTextInput;
-        for (bool down : io.MouseDown) input |= down;
-        if (input) last_input = now;
-        bool shot = false;
-        for (int pressed : presses.keys) {
-            bool ctrl = (pressed & KeyPresses::k_ctrl) != 0;
-            int key = pressed & ~KeyPresses::k_ctrl;
-            if (key == GLFW_KEY_F12) shot = true;
-            if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
-                if (key == GLFW_KEY_S) controls_save(p.controls, tt);
-                if (key == GLFW_KEY_O) controls_load(p.controls, tt);
-                // Ctrl+Z: Revert after divergence (not while typing: there it undoes the typing)
-                if (key == GLFW_KEY_Z && !io.WantTextInput && snap.diverged && snap.good_step >= 0) tt.revert_to_good();
-                continue;
-            }
-            if (io.WantTextInput) continue;  // typing in a field
-            bool answer = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE;
-            if (resume.open && answer) {
-                resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
-                continue;
-            }
-            if (p.controls.confirm_reset_step >= 0 && answer) {
-                reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
-                continue;
-            }
-            if (key == GLFW_KEY_SPACE) tt.toggle_running();
-            if (key == GLFW_KEY_S) tt.step_once();
-            if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
-            if (key == GLFW_KEY_H) {  // all heads grid on/off
-                p.attention.all_heads = !p.attention.all_heads;
-                tt.set_attention_all(p.attention.all_heads);
-            }
-            if (key == GLFW_KEY_L) lab.open = !lab.open;
-        }
-        presses.keys.clear();
-        shot |= draw_panels(p, snap, tt);
-        draw_lab(lab, ctx, snap, tt);
-        draw_resume_prompt(resume, tt);
-        draw_reset_prompt(p.controls, tt);
-        ImGui::Render();
-        // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
-        bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;
-        Image img;
-        bool grab = shot || (final_frame && !o.screenshot_path.empty());
-        auto t_render = Clock::now();
-        bool rendered = renderer.render(ImGui::GetDrawData(), grab ? &img : nullptr);
-        p.perf.note_frame(std::chrono::duration<double, std::milli>(t_render - t_build).count(),
-                          std::chrono::duration<double, std::milli>(Clock::now() - t_render).count());
-        if (!rendered) {
-            frames_after_done = std::min(frames_after_done, 2);
-            continue;
-        }
-        if (snap.running && !snap.done && snap.step >= 1) {
-            auto t = Clock::now();
-            if (fstats.from_step < 0) {
-                fstats.from_step = snap.step;
-                fstats.first = t;
-            } else {
-                fstats.frames++;
-                fstats.longest_gap_ms = std::max(fstats.longest_gap_ms, std::chrono::duration<double, std::milli>(t - fstats.last).count());
-            }
-            if (snap.step != fstats.to_step) fstats.to_step_seen = t;
-            fstats.to_step = snap.step;
-            fstats.last = t;
-        }
-        if (grab) {
-            std::string path = !o.screenshot_path.empty() ? o.screenshot_path
-                                                          : "attnlab_step" + std::to_string(snap.step) + ".png";
-            std::string err = write_png(img, path);
-            p.status.notice = err.empty() ? "screenshot: " + path : err;
-            if (final_frame) {
-                if (!err.empty()) {
-                    std::fprintf(stderr, "error: %s\n", err.c_str());
-                    return 1;
+            auto t_build = Clock::now();
+            ImGui_ImplVulkan_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            ImGui::NewFrame();
+            bool input = !presses.keys.empty() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
+                         io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0 || io.WantTextInput;
+            for (bool down : io.MouseDown) input |= down;
+            if (input) last_input = now;
+            bool shot = false;
+            for (int pressed : presses.keys) {
+                bool ctrl = (pressed & KeyPresses::k_ctrl) != 0;
+                int key = pressed & ~KeyPresses::k_ctrl;
+                if (key == GLFW_KEY_F12) shot = true;
+                if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
+                    if (key == GLFW_KEY_S) controls_save(p.controls, tt);
+                    if (key == GLFW_KEY_O) controls_load(p.controls, tt);
+                    // Ctrl+Z: Revert after divergence (not while typing: there it undoes the typing)
+                    if (key == GLFW_KEY_Z && !io.WantTextInput && snap.diverged && snap.good_step >= 0) tt.revert_to_good();
+                    continue;
                 }
-                write_layout(img, p.layout, path + ".layout");
-                append_lab_layout(lab, path + ".layout");
-                std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
+                if (io.WantTextInput) continue;  // typing in a field
+                bool answer = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE;
+                if (resume.open && answer) {
+                    resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
+                    continue;
+                }
+                if (p.controls.confirm_reset_step >= 0 && answer) {
+                    reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
+                    continue;
+                }
+                if (key == GLFW_KEY_SPACE) tt.toggle_running();
+                if (key == GLFW_KEY_S) tt.step_once();
+                if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
+                if (key == GLFW_KEY_H) {  // all heads grid on/off
+                    p.attention.all_heads = !p.attention.all_heads;
+                    tt.set_attention_all(p.attention.all_heads);
+                }
+                if (key == GLFW_KEY_L) lab.open = !lab.open;
             }
+            presses.keys.clear();
+            shot |= draw_panels(p, snap, tt);
+            draw_lab(lab, ctx, snap, tt);
+            draw_resume_prompt(resume, tt);
+            draw_reset_prompt(p.controls, tt);
+            ImGui::Render();
+            // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.
+            bool final_frame = o.exit_after_steps > 0 && snap.done && ++frames_after_done >= 3;
+            Image img;
+            bool grab = shot || (final_frame && !o.screenshot_path.empty());
+            auto t_render = Clock::now();
+            bool rendered = renderer.render(ImGui::GetDrawData(), grab ? &img : nullptr);
+            p.perf.note_frame(std::chrono::duration<double, std::milli>(t_render - t_build).count(),
+                              std::chrono::duration<double, std::milli>(Clock::now() - t_render).count());
+            if (!rendered) {
+                frames_after_done = std::min(frames_after_done, 2);
+                continue;
+            }
+            if (snap.running && !snap.done && snap.step >= 1) {
+                auto t = Clock::now();
+                if (fstats.from_step < 0) {
+                    fstats.from_step = snap.step;
+                    fstats.first = t;
+                } else {
+                    fstats.frames++;
+                    fstats.longest_gap_ms = std::max(fstats.longest_gap_ms, std::chrono::duration<double, std::milli>(t - fstats.last).count());
+                }
+                if (snap.step != fstats.to_step) fstats.to_step_seen = t;
+                fstats.to_step = snap.step;
+                fstats.last = t;
+            }
+            if (grab) {
+                std::string path = !o.screenshot_path.empty() ? o.screenshot_path
+                                                              : "attnlab_step" + std::to_string(snap.step) + ".png";
+                std::string err = write_png(img, path);
+                p.status.notice = err.empty() ? "screenshot: " + path : err;
+                if (final_frame) {
+                    if (!err.empty()) {
+                        std::fprintf(stderr, "error: %s\n", err.c_str());
+                        return 1;
+                    }
+                    write_layout(img, p.layout, path + ".layout");
+                    append_lab_layout(lab, path + ".layout");
+                    std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
+                }
+            }
+            if (final_frame) return finish_metrics();
         }
-        if (final_frame) return finish_metrics();
+    } catch (const DeviceError& e) {
+        std::fprintf(stderr, "error: drawing the window failed: %s\n", e.what());
+        finish_metrics();
+        return 2;
     }
     if (int sig = interrupt_signal()) {
         std::printf("attnlab: %s: closing the window\n", interrupt_name(sig));
