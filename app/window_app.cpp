@@ -265,7 +265,10 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         Clock::time_point last, first, to_step_seen;
     } fstats;
     // At exit: the latest evaluations to --metrics (the headless CSV); returns the exit code.
+    std::pair<size_t, int> metrics_rows{0, -1};  // evaluations in the --metrics file, the last one's step
+    std::string metrics_error;
     auto finish_metrics = [&]() -> int {
+        glfwHideWindow(win);  // closed at once for the user, though a big model's step under way finishes first
         tt.stop();  // the autosave on quit, if on, is written now
         tt.poll(snap);
         log.print(snap);
@@ -334,6 +337,14 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
             glfwPollEvents();
             snap_changed = tt.poll(snap);
             if (snap_changed) log.print(snap);
+            // --metrics follows each evaluation (not only the exit), so a crash or a kill keeps what was measured
+            std::pair<size_t, int> rows{snap.evals.size(), snap.evals.empty() ? -1 : snap.evals.back().step};
+            if (!o.metrics_path.empty() && rows != metrics_rows) {  // a new evaluation, or fewer after Revert
+                metrics_rows = rows;
+                std::string err = write_metrics(snap.evals, o.metrics_path);
+                if (!err.empty() && err != metrics_error) std::fprintf(stderr, "error: %s\n", err.c_str());
+                metrics_error = err;
+            }
             if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
                 std::fprintf(stderr, "error: %s\n", snap.message.c_str());
                 return 2;

@@ -117,11 +117,13 @@ window_session 300 "" '
 
     # --- fourth run: the prompt left open while a fresh run trains underneath; autosave every 1.2 s and a quit
     # must not overwrite the run it offers ---
-    start four.out --eval-interval 100 --autosave 0.02
+    start four.out --eval-interval 100 --autosave 0.02 --metrics "$work/four.csv"
     wait_for four.out "^attnlab: attnlab_autosave.safetensors holds a run of step $killed: resume it" 30 ||
         fail "the fourth start should offer the autosave of step $killed"
     wait_steps 100 || fail "the fourth window did not train underneath its prompt"
     sleep 2
+    # --metrics is written as evaluations come, not only at exit (a crash or SIGKILL keeps them)
+    grep -q "^0," "$work/four.csv" 2>/dev/null || fail "--metrics has no step-0 row while the window runs"
     kill -TERM "$pid"
     for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && fail "the fourth window did not quit within 30 s of SIGTERM"
