@@ -181,8 +181,8 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--inject-fault", fault,
                    "tests: KIND@STEP makes KIND (nan, oom, device-lost) happen at training step STEP, once");
     app.footer("\nThe lecture's self-attention demos, as text: attnlab lab --list, attnlab lab NAME [--help]\n"
-               "In the window: Space pause, S step, R reset (asks first), F12 screenshot, H all heads, L the Lab, Ctrl+S / Ctrl+O "
-               "checkpoint.");
+               "In the window: Space pause, S step, R reset (asks first), F12 screenshot, H all heads, L the Lab, "
+               "Ctrl+S / Ctrl+O checkpoint.");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

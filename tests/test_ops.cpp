@@ -228,9 +228,11 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {777u, 3u};
     key.upload(k, 8);
-    for (const char* kind : {"smem", "rows"}) {
+    for (const char* kind : {"smem", "rows", "block"}) {
     if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
-    for (int T : {8, 16, 132})  // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not
+    // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not; block: the backward of T 8
+    // with head sizes 8 and 12 a whole block an invocation (attention_backward_block), the rest as rows
+    for (int T : {8, 16, 132})
     for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         const int B = 2;
@@ -240,7 +242,52 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     }
     }
     env.set("bogus");
-    CHECK_THROWS_WITH(ops::attention_smem(test::ctx(), 8, 8), Catch::Matchers::Contains("use rows or smem"));
+    CHECK_THROWS_WITH(ops::attention_smem(test::ctx(), 8, 8), Catch::Matchers::Contains("use rows, block or smem"));
+}
+
+TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the row kernels' bits", "[ops]") {
+    // The lecture's short blocks on CPU devices (attention_forward_block, attention_backward_block): each row fetched
+    // once per (b, h) instead of once per row or pair of rows, the same sums in the same order as attention_forward4
+    // and attention_backward4, so out, att, dq, dk and dv must agree to the bit; T 8 and 5 (not a multiple of 4: the
+    // forward stays the row kernel), head sizes 32 (single-head), 8 (layernorm's 4 heads) and 12, the mask on and
+    // off, dropout 0 and 0.3. Against the CPU reference they are checked by the test above (block).
+    Rng r(22);
+    test::EnvGuard env("ATTN_ATTENTION");
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {4242u, 9u};
+    key.upload(k, 8);
+    for (int T : {8, 5})
+    for (auto [NH, HS] : {std::pair{1, 32}, std::pair{4, 8}, std::pair{2, 12}})
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
+        const int B = 3, C = NH * HS;
+        INFO("T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
+        ops::AttnDropout gd{prob, 4, key};
+        auto gqkv = upload(test::randn(r, B * T * 3 * C)), gdout = upload(test::randn(r, B * T * C));
+        std::vector<float> res[2][3];  // rows, block: out, att, dqkv
+        for (int kind = 0; kind < 2; kind++) {
+            env.set(kind == 0 ? "rows" : "block");
+            REQUIRE(ops::attention_block(test::ctx(), T, HS) == (kind == 1));
+            auto out = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T),
+                 dqkv = zeros(B * T * 3 * C);
+            test::run([&](Program& p) {
+                ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd);
+                p.barrier("backward reads att");
+                ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, out, B, T, NH, HS, causal, gd);
+            });
+            res[kind][0] = out.read<float>(B * T * C);
+            res[kind][1] = att.read<float>(B * NH * T * T);
+            res[kind][2] = dqkv.read<float>(B * T * 3 * C);
+        }
+        for (int w = 0; w < 3; w++) {
+            INFO((w == 0 ? "out" : w == 1 ? "att" : "dqkv"));
+            int diff = 0;
+            for (size_t i = 0; i < res[0][w].size(); i++) diff += res[0][w][i] != res[1][w][i];
+            CHECK(diff == 0);
+        }
+    }
+    env.set("block");
+    CHECK(!ops::attention_block(test::ctx(), 9, 8));   // longer blocks: the row kernel
+    CHECK(!ops::attention_block(test::ctx(), 8, 64));  // rows too wide to keep
 }
 
 TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {

@@ -22,17 +22,29 @@ inline bool attention_vec4(uint32_t HS) { return HS % 4 == 0 && HS <= 128; }
 // stays in registers (T % 4 == 0, T <= 16), else 0 there
 inline uint32_t attention_forward4_spec(uint32_t T, uint32_t HS) { return HS / 4 | (T % 4 == 0 && T <= 16 ? T / 4 : 0) << 8; }
 
+// On CPU devices the lecture's short blocks (T <= 8, T * HS/4 <= 64: single-head, layernorm) take
+// attention_backward_block and (T % 4 == 0) attention_forward_block, one invocation per (b, h) that fetches each row
+// once instead of once per row (forward) or pair of rows (backward): on lavapipe a fetch costs per lane, and these
+// kernels are bound by fetches (single-head backward 0.22 -> 0.16 ms a step, layernorm's three 1.24 -> 0.63).
+// A GPU keeps the row kernels: B * NH invocations would leave it idle. ATTN_ATTENTION=block|rows forces either
+// where the shapes allow (tests, benchmarks).
+inline bool attention_block(const Context& ctx, uint32_t T, uint32_t HS) {
+    if (!attention_vec4(HS) || T > 8 || T * (HS / 4) > 64) return false;
+    if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) return std::string(e) == "block";
+    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 // GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
 // (attention_nt_smem, attention_softmax, attention_pv_smem, attention_ptv_smem; shaders/common/gemm_smem.glsl);
 // CPU devices keep the row-per-invocation kernels (fewer dispatches, no barriers: what lavapipe runs fastest).
-// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks).
+// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks; block: the backward above).
 inline bool attention_smem(const Context& ctx, uint32_t T, uint32_t HS) {
     if (T % 4 != 0 || HS % 4 != 0) return false;
     if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) {
         std::string v = e;
-        if (v == "rows") return false;
+        if (v == "rows" || v == "block") return false;
         if (v == "smem") return require_smem_fits(ctx, "ATTN_ATTENTION"), true;
-        throw Error("ATTN_ATTENTION='" + v + "' is not an attention kernel: use rows or smem (or unset it)");
+        throw Error("ATTN_ATTENTION='" + v + "' is not an attention kernel: use rows, block or smem (or unset it)");
     }
     // short blocks fill a sliver of a 128x128 tile: the row kernels stay (H200, a step: layernorm at T = 8
     // 0.91 ms with them against 1.07, the small GPT at T = 32 1.78 against 1.83; gpt at T = 256 57 against 76)
@@ -100,6 +112,12 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
         return;
     }
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
+    if (attention_block(kc.context(), T, HS) && T % 4 == 0) {  // one invocation per (b, h): the whole (T,T) block
+        if (att.offset % 16 != 0) throw Error("internal error: attention_forward needs att on a 16-byte offset");
+        pr.dispatch(kc.get("attention_forward_block", "vsss", sizeof p, HS / 4 | T << 8), {qkv, att, out, drop.seed}, p,
+                    uint64_t(B) * NH, 4.0 * B * NH * T * T * HS);
+        return;
+    }
     const char* name = attention_vec4(HS) ? "attention_forward4" : "attention_forward";
     // attention_forward4 reads and writes att's rows as vec4s when T % 4 == 0
     if (attention_vec4(HS) && T % 4 == 0 && att.offset % 16 != 0)
@@ -134,6 +152,11 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
     }
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward
+    if (attention_block(kc.context(), T, HS)) {  // one invocation per (b, h): the whole (T,T) block
+        const Kernel& k = kc.get("attention_backward_block", "vvtvss", sizeof p, HS / 4 | T << 8);
+        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH, macs * 6);
+        return;
+    }
     if (attention_vec4(HS)) {  // one invocation per query row (dq) and per key row (dk, dv)
         const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, HS / 4);
         pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * T * 2, macs * 6);

@@ -25,9 +25,8 @@ inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 
 // Which kernels: `plain` (any K); `tiled`, register tiles (forward 16x16 outputs an invocation) read straight from
 // memory (CPU devices: lavapipe, where barriers cost more than shared memory saves; GPUs whose limits are too small,
-// ops/smem.h); `smem`,
-// 128x128 tiles per workgroup of 256 staged through shared memory (GPUs; shaders/common/gemm_smem.glsl; on an
-// H200 the forward is 8x faster than `tiled` for the gpt preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
+// ops/smem.h); `smem`, 128x128 tiles per workgroup of 256 staged through shared memory (GPUs;
+// shaders/common/gemm_smem.glsl; on an H200 the forward is 8x faster than `tiled` for the gpt preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
 // ATTN_MATMUL=tiled|smem forces one of the two for K % 4 == 0 (tests, benchmarks).
 enum class MatmulKernel { plain, tiled, smem };
 inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
