@@ -4,7 +4,8 @@
 #      replays it in PyTorch (bench/reference.py check): loss and every gradient must agree to 1e-4
 #      (elementwise, absolute below 1, relative above) and to 1e-3 of each gradient tensor's largest value;
 #   2. speed and quality: trains each preset with both, back to back, REPS times, and prints a table of tokens/s
-#      (training steps only, evaluations excluded) and the final val loss; also written to bench/RESULTS.md.
+#      (training steps only, evaluations excluded) and the final val loss; also written on top of bench/RESULTS.md
+#      (the earlier runs kept below it).
 #
 # Usage: bench/compare_pytorch.sh [--quick] [--reps N] [--threads auto|1|2] [--presets "P ..."] [--no-gpt]
 #                                 [--gpt-iters N] [--gpt-reps N] [--no-check] [--results FILE] [--torch-device D]
@@ -242,6 +243,11 @@ else { echo "$header"; printf '%s\n' "${rows[@]}"; } | tr '|' '\t'; fi
     echo "|$(echo "$header" | sed 's/[^|]*/---/g')|"
     for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 } >>"$tmp/results.md"
+# earlier runs stay below this one, each under its own date
+if [ -f "$results" ]; then
+    prev_date=$(grep -m1 '^- date: ' "$results" | sed 's/^- date: //')
+    { echo; echo "---"; echo; echo "# Previous run (${prev_date:-undated})"; tail -n +2 "$results"; } >>"$tmp/results.md"
+fi
 cp "$tmp/results.md" "$results"
 echo
 if [ $quick = 1 ]; then echo "--quick: iterations far below the lecture's 5000 (same hyperparameters); the table is also in $results"
