@@ -49,15 +49,19 @@ void reset_answer(ControlsState& st, TrainingThread& tt, bool reset) {
     if (reset) tt.reset();
     st.confirm_reset_step = -1;
 }
-// A small window in the middle like the resume prompt; training goes on underneath until the user picks.
-void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
-    if (st.confirm_reset_step < 0) return;
+void begin_prompt(const char* title) {
     ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(vp->Size.x * 0.5f, vp->Size.y * 0.3f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowBgAlpha(1.0f);  // over the panels, which draw no background
-    ImGui::Begin("Reset?", nullptr,
+    ImGui::Begin(title, nullptr,
                  ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                      ImGuiWindowFlags_NoMove);
+}
+
+// Like the resume prompt, never modal: training goes on underneath until the user picks.
+void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
+    if (st.confirm_reset_step < 0) return;
+    begin_prompt("Reset?");
     ImGui::Text("Start again from new random weights?");
     ImGui::TextDisabled("The run's %d steps are lost unless saved first (Ctrl+S).", st.confirm_reset_step);
     if (ImGui::Button("Reset (Enter)")) reset_answer(st, tt, true);

@@ -44,6 +44,8 @@ void controls_load(ControlsState& st, TrainingThread& tt);
 void controls_reset(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 void reset_answer(ControlsState& st, TrainingThread& tt, bool reset);
 void draw_reset_prompt(ControlsState& st, TrainingThread& tt);
+// A small window in the middle of the main one for a question (Reset?, Resume?); end it with ImGui::End().
+void begin_prompt(const char* title);
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 
 // A finished run drawn faintly behind the current one (A/B); the user can hide, rename or remove it.

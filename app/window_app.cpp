@@ -179,12 +179,7 @@ void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
 // A small window in the middle, never modal: training goes on underneath until the user picks.
 void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
     if (!rp.open) return;
-    ImGuiViewport* vp = ImGui::GetMainViewport();
-    ImGui::SetNextWindowPos(ImVec2(vp->Size.x * 0.5f, vp->Size.y * 0.3f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowBgAlpha(1.0f);  // over the panels, which draw no background
-    ImGui::Begin("Resume?", nullptr,
-                 ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
-                     ImGuiWindowFlags_NoMove);
+    begin_prompt("Resume?");
     ImGui::Text("Resume the last run (step %d)?", rp.step);
     ImGui::TextDisabled("from %s", k_autosave_path);
     if (ImGui::Button("Resume (Enter)")) resume_answer(rp, tt, true);
