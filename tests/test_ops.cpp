@@ -230,8 +230,8 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     key.upload(k, 8);
     for (const char* kind : {"smem", "rows", "block"}) {
     if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
-    // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not; block: the backward of T 8
-    // with head sizes 8 and 12 a whole block an invocation (attention_backward_block), the rest as rows
+    // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not; block: T 8 with head sizes 8
+    // and 12 a whole block an invocation (attention_forward_block, attention_backward_block), the rest as rows
     for (int T : {8, 16, 132})
     for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {

@@ -25,7 +25,7 @@ inline uint32_t attention_forward4_spec(uint32_t T, uint32_t HS) { return HS / 4
 // On CPU devices the lecture's short blocks (T <= 8, T * HS/4 <= 64: single-head, layernorm) take
 // attention_backward_block and (T % 4 == 0) attention_forward_block, one invocation per (b, h) that fetches each row
 // once instead of once per row (forward) or pair of rows (backward): on lavapipe a fetch costs per lane, and these
-// kernels are bound by fetches (single-head backward 0.22 -> 0.16 ms a step, layernorm's three 1.24 -> 0.63).
+// kernels are bound by fetches (a step: single-head's backward 0.22 -> 0.16 ms, layernorm's three 1.05 -> 0.41).
 // A GPU keeps the row kernels: B * NH invocations would leave it idle. ATTN_ATTENTION=block|rows forces either
 // where the shapes allow (tests, benchmarks).
 inline bool attention_block(const Context& ctx, uint32_t T, uint32_t HS) {
@@ -33,11 +33,13 @@ inline bool attention_block(const Context& ctx, uint32_t T, uint32_t HS) {
     if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) return std::string(e) == "block";
     return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
+// Their specialisation constant: HS / 4 in bits 0-7, T in bits 8-15 (the loops over rows unroll).
+inline uint32_t attention_block_spec(uint32_t T, uint32_t HS) { return HS / 4 | T << 8; }
 
 // GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
 // (attention_nt_smem, attention_softmax, attention_pv_smem, attention_ptv_smem; shaders/common/gemm_smem.glsl);
 // CPU devices keep the row-per-invocation kernels (fewer dispatches, no barriers: what lavapipe runs fastest).
-// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks; block: the backward above).
+// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks; block: the block kernels above).
 inline bool attention_smem(const Context& ctx, uint32_t T, uint32_t HS) {
     if (T % 4 != 0 || HS % 4 != 0) return false;
     if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) {
@@ -112,19 +114,19 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
         return;
     }
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
+    // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
+    // kernels do about a quarter of the tiled matmuls' multiply-adds per second
+    double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
     if (attention_block(kc.context(), T, HS) && T % 4 == 0) {  // one invocation per (b, h): the whole (T,T) block
         if (att.offset % 16 != 0) throw Error("internal error: attention_forward needs att on a 16-byte offset");
-        pr.dispatch(kc.get("attention_forward_block", "vsss", sizeof p, HS / 4 | T << 8), {qkv, att, out, drop.seed}, p,
-                    uint64_t(B) * NH, 4.0 * B * NH * T * T * HS);
+        pr.dispatch(kc.get("attention_forward_block", "vsss", sizeof p, attention_block_spec(T, HS)),
+                    {qkv, att, out, drop.seed}, p, uint64_t(B) * NH, macs * 2);
         return;
     }
     const char* name = attention_vec4(HS) ? "attention_forward4" : "attention_forward";
     // attention_forward4 reads and writes att's rows as vec4s when T % 4 == 0
     if (attention_vec4(HS) && T % 4 == 0 && att.offset % 16 != 0)
         throw Error("internal error: attention_forward needs att on a 16-byte offset");
-    // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
-    // kernels do about a quarter of the tiled matmuls' multiply-adds per second
-    double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
     // the vec4 kernel is specialised for HS/4 (constant_id 0, bits 0-7): its loops unroll, q and the output row stay in
     // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: the
     // lecture's T 8 0.09 -> 0.065 ms on lavapipe; no gain measured at 32)
@@ -153,7 +155,7 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward
     if (attention_block(kc.context(), T, HS)) {  // one invocation per (b, h): the whole (T,T) block
-        const Kernel& k = kc.get("attention_backward_block", "vvtvss", sizeof p, HS / 4 | T << 8);
+        const Kernel& k = kc.get("attention_backward_block", "vvtvss", sizeof p, attention_block_spec(T, HS));
         pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH, macs * 6);
         return;
     }
