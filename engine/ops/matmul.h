@@ -74,13 +74,14 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
 }
 
 // Vec4 columns of k per dw tile (TKW in shaders/common/matmul_backward_tiled.glsl): the vec4 kernel takes 8
-// (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when K fills them and that still leaves a subgroup of 8
-// tiles, else 4 (attn_bench_matmul 512 on lavapipe: C64 dw 20 -> 24-26 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32,
-// 17 -> 11.5);
+// (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when K fills them and that still leaves two subgroups of
+// 8 tiles, else 4 (attn_bench_matmul on lavapipe: C64 dw 20 -> 24-26 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32,
+// 17 -> 11.5; the lecture's 32->96 and 32->65, 12 and 9 tiles of 8 x 32, 8.8 -> 10.2 and 5.8 -> 6.9 with 4, best of
+// 30 at M 256: a second subgroup of 8 x 32 tiles runs mostly empty);
 // the scalar kernel 2.
 inline uint32_t matmul_dw_tkw(uint32_t N, uint32_t K, bool dout4) {
     if (!dout4) return 2;
-    return K >= 32 && uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 8 ? 8 : 4;  // K < 32: 8 x 32 tiles half empty
+    return K >= 32 && uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 16 ? 8 : 4;  // K < 32: 8 x 32 tiles half empty
 }
 // Invocations of the dw part with one row range: tiles of TRW x 4*TKW as in
 // shaders/common/matmul_backward_tiled.glsl (the tiled kernels, K % 4 == 0).
