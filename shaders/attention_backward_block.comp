@@ -1,9 +1,13 @@
 #version 450
 // attention_backward4 for short blocks on CPU drivers (T <= 8, T * HS/4 <= 64; engine/ops/attention.h): one
-// invocation per head of one batch element (b, h) does the whole (T,T) block, so each row of q, k, v, dout and out is
-// fetched once instead of once per pair of rows (on lavapipe a fetch costs per lane: fetches, not multiply-adds, set
-// the time). Loops over rows are unrolled (T and HS/4 are specialisation constants), so the rows live in registers
-// and on the stack at fixed places. The same sums in the same order as attention_backward4 (see there for the maths):
+// invocation per head of one batch element (b, h) does the whole (T,T) block, so each row of q, k, v and out is
+// fetched once (dout twice) instead of once per pair of rows (on lavapipe a fetch costs per lane: fetches, not
+// multiply-adds, set the time). Two passes keep what is live small (one pass held six whole blocks of rows, 1536
+// floats a lane at single-head's HS 32): first the (T,T) weights from dout, out and v, then for each vec4 column j of
+// the head the rows' q, k, dout at j and dq, dk, dv at j (single-head on lavapipe, against one pass, alternating runs,
+// best of five: 0.20 -> 0.16 ms a step; layernorm's HS 8 unchanged). Loops over rows are unrolled (T and HS/4 are specialisation constants), so rows
+// and weights live in registers and on the stack at fixed places. The same sums in the same order as
+// attention_backward4 (see there for the maths):
 //   dq[t]  = HS^-0.5 sum_t2 att[t,t2] (m[t,t2] dout[t].v[t2] - D[t]) k[t2]        (query rows, t2 ascending)
 //   dk[t2] = HS^-0.5 sum_t (att m dout[t].v[t2] - att D[t]) q[t]                   (key rows, t ascending)
 //   dv[t2] = sum_t att[t,t2] m[t,t2] dout[t]
@@ -35,51 +39,65 @@ void main() {
     uint C4 = p.NH * HS4, C34 = 3 * C4;
     float scale = inversesqrt(float(p.HS));
     uint base = i * TB * TB;  // att[b, h]
-    vec4 q[TB][HS4], k[TB][HS4], v[TB][HS4], g[TB][HS4], dk[TB][HS4], dv[TB][HS4];
-    float D[TB];
-    [[unroll]] for (uint t = 0; t < TB; t++) {
-        uint r = (b * TB + t) * C34 + h * HS4, o = (b * TB + t) * C4 + h * HS4;
-        vec4 d4 = vec4(0.0);
-        [[unroll]] for (uint j = 0; j < HS4; j++) {
-            q[t][j] = texelFetch(qkv4, int(r + j));
-            k[t][j] = texelFetch(qkv4, int(r + C4 + j));
-            v[t][j] = texelFetch(qkv4, int(r + 2 * C4 + j));
-            g[t][j] = texelFetch(dout4, int(o + j));
-            d4 += g[t][j] * texelFetch(out4, int(o + j));
-            dk[t][j] = vec4(0.0);
-            dv[t][j] = vec4(0.0);
-        }
-        D[t] = hsum(d4);
-    }
-    [[unroll]] for (uint t = 0; t < TB; t++) {  // query rows in order; each key row gets its terms in t order too
-        vec4 dq[HS4];
-        [[unroll]] for (uint j = 0; j < HS4; j++) dq[j] = vec4(0.0);
-        [[unroll]] for (uint t2 = 0; t2 < TB; t2++) {
-            if (t2 > t && p.causal != 0) continue;  // no break: the loop keeps a constant trip count and unrolls
-            uint idx = base + t * TB + t2;
-            vec4 s4 = vec4(0.0);
-            [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[t][j] * v[t2][j];
-            float S = hsum(s4), a = texelFetch(att_t, int(idx)).x, m = keep_scale(idx);
-            float da = S;
-            if (p.prob > 0.0) da *= m;
-            float wq = a * (da - D[t]);  // attention_backward4's query path
-            float am = a;
-            if (p.prob > 0.0) am *= m;
-            float wk = am * S - a * D[t];  // its key path
+    // pass 1: per (query t, key t2) the weights of the three sums (masked pairs are skipped in pass 2)
+    float wq[TB][TB], wk[TB][TB], am[TB][TB];
+    {
+        vec4 v[TB][HS4];
+        [[unroll]] for (uint t = 0; t < TB; t++)
+            [[unroll]] for (uint j = 0; j < HS4; j++)
+                v[t][j] = texelFetch(qkv4, int((b * TB + t) * C34 + 2 * C4 + h * HS4 + j));
+        [[unroll]] for (uint t = 0; t < TB; t++) {
+            uint o = (b * TB + t) * C4 + h * HS4;
+            vec4 g[HS4], d4 = vec4(0.0);
             [[unroll]] for (uint j = 0; j < HS4; j++) {
-                dq[j] += wq * k[t2][j];
-                dk[t2][j] += wk * q[t][j];
-                dv[t2][j] += am * g[t][j];
+                g[j] = texelFetch(dout4, int(o + j));
+                d4 += g[j] * texelFetch(out4, int(o + j));
+            }
+            float D = hsum(d4);
+            [[unroll]] for (uint t2 = 0; t2 < TB; t2++) {
+                wq[t][t2] = 0.0, wk[t][t2] = 0.0, am[t][t2] = 0.0;
+                if (t2 > t && p.causal != 0) continue;  // no break: the loop keeps a constant trip count and unrolls
+                uint idx = base + t * TB + t2;
+                vec4 s4 = vec4(0.0);
+                [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * v[t2][j];
+                float S = hsum(s4), a = texelFetch(att_t, int(idx)).x, m = keep_scale(idx);
+                float da = S;
+                if (p.prob > 0.0) da *= m;
+                wq[t][t2] = a * (da - D);  // attention_backward4's query path
+                float amt = a;
+                if (p.prob > 0.0) amt *= m;
+                am[t][t2] = amt;
+                wk[t][t2] = amt * S - a * D;  // its key path
             }
         }
-        uint d0 = (b * TB + t) * C34 + h * HS4;
-        [[unroll]] for (uint j = 0; j < HS4; j++) dqkv[d0 + j] = dq[j] * scale;
     }
-    [[unroll]] for (uint t = 0; t < TB; t++) {
-        uint d0 = (b * TB + t) * C34 + C4 + h * HS4;
-        [[unroll]] for (uint j = 0; j < HS4; j++) {
-            dqkv[d0 + j] = dk[t][j] * scale;
-            dqkv[d0 + C4 + j] = dv[t][j];
+    // pass 2: one vec4 column j of every row at a time; each sum in attention_backward4's order
+    for (uint j = 0; j < HS4; j++) {
+        vec4 q[TB], k[TB], g[TB];
+        [[unroll]] for (uint t = 0; t < TB; t++) {
+            uint r = (b * TB + t) * C34 + h * HS4 + j;
+            q[t] = texelFetch(qkv4, int(r));
+            k[t] = texelFetch(qkv4, int(r + C4));
+            g[t] = texelFetch(dout4, int((b * TB + t) * C4 + h * HS4 + j));
+        }
+        [[unroll]] for (uint t = 0; t < TB; t++) {  // dq[t] over keys t2 ascending
+            vec4 dq = vec4(0.0);
+            [[unroll]] for (uint t2 = 0; t2 < TB; t2++) {
+                if (t2 > t && p.causal != 0) continue;
+                dq += wq[t][t2] * k[t2];
+            }
+            dqkv[(b * TB + t) * C34 + h * HS4 + j] = dq * scale;
+        }
+        [[unroll]] for (uint t2 = 0; t2 < TB; t2++) {  // dk[t2], dv[t2] over queries t ascending
+            vec4 dk = vec4(0.0), dv = vec4(0.0);
+            [[unroll]] for (uint t = 0; t < TB; t++) {
+                if (t2 > t && p.causal != 0) continue;
+                dk += wk[t][t2] * q[t];
+                dv += am[t][t2] * g[t];
+            }
+            uint d0 = (b * TB + t2) * C34 + C4 + h * HS4 + j;
+            dqkv[d0] = dk * scale;
+            dqkv[d0 + C4] = dv;
         }
     }
 }
