@@ -160,7 +160,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "headless: no progress line");
-    app.add_flag("--profile", o.profile, "headless: print per-kernel GPU time per step at the end");
+    app.add_flag("--profile", o.profile, "headless: at the end, the Performance panel's figures: time per step (wall, GPU, host), the shares of training, evaluation and sampling, GPU memory, GPU time per step by kernel");
     app.add_option("--save", o.save_path, "headless: checkpoint (safetensors) written at every evaluation, at the end and on Ctrl+C");
     app.add_option("--resume", o.resume_path, "headless: continue from a checkpoint; --max-iters counts from step 0 (the window: Ctrl+O)");
     app.add_option("--exit-after-steps", o.exit_after_steps,

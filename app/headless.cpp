@@ -41,7 +41,27 @@ static Config resumed_config(const RunOptions& o, const Config& saved) {
     return c;
 }
 
-static void print_profile(const std::map<std::string, std::pair<double, int>>& per_kernel, int steps) {
+// --profile's report, the Performance panel's figures as text: time per training step (wall, GPU, host), the shares of
+// the run's wall time taken by training, evaluation and sampling, GPU memory, then GPU time per step by kernel.
+struct ProfileTotals {
+    double train_s = 0, eval_s = 0, sample_s = 0;  // wall time in each
+    double gpu_ms = 0;                             // summed over the profiled steps (timestamps around each step)
+    int steps = 0;                                 // training steps timed
+};
+static void print_profile(const std::map<std::string, std::pair<double, int>>& per_kernel, int steps,
+                          const ProfileTotals& t, double wall_s, size_t gpu_bytes) {
+    if (t.steps > 0) {
+        double wall_ms = 1e3 * t.train_s / t.steps, gpu_ms = t.gpu_ms / steps;
+        std::printf("--- time per training step (mean of %d steps) ---\n", t.steps);
+        std::printf("wall %.3f ms | GPU %.3f ms | host %.3f ms (recording, submission, waiting, reading the loss)\n",
+                    wall_ms, gpu_ms, std::max(0.0, wall_ms - gpu_ms));
+    }
+    if (wall_s > 0) {
+        std::printf("--- share of the run's %.2f s wall time ---\n", wall_s);
+        std::printf("%-12s %6.1f%%\n%-12s %6.1f%%\n%-12s %6.1f%%\n", "training", 100 * t.train_s / wall_s, "evaluation",
+                    100 * t.eval_s / wall_s, "sampling", 100 * t.sample_s / wall_s);
+    }
+    std::printf("GPU memory in use: %.1f MiB\n", gpu_bytes / 1048576.0);
     double total = 0;
     for (auto& [name, v] : per_kernel) total += v.first;
     std::vector<std::pair<std::string, std::pair<double, int>>> rows(per_kernel.begin(), per_kernel.end());
@@ -125,6 +145,8 @@ int run_headless(const RunOptions& o) {
     long tokens_since = 0, steps_since = 0;
     std::map<std::string, std::pair<double, int>> per_kernel;
     int profiled = 0;
+    ProfileTotals prof;
+    const auto t_run = clock::now();
     int last_saved = -1;
     auto save_tracked = [&] {
         save();
@@ -177,7 +199,9 @@ int run_headless(const RunOptions& o) {
             EvalResult e;
             try {
                 show_progress("estimating the loss: batch", 2 * c.eval_iters);
+                auto te = clock::now();
                 e = tr.estimate_loss();
+                prof.eval_s += std::chrono::duration<double>(clock::now() - te).count();
                 show_progress(nullptr, 0);
             } catch (const Interrupted&) {
                 return stopped(it);
@@ -212,6 +236,8 @@ int run_headless(const RunOptions& o) {
         }
         auto t1 = clock::now();
         train_seconds += std::chrono::duration<double>(t1 - t0).count();
+        prof.train_s += std::chrono::duration<double>(t1 - t0).count();
+        prof.steps++;
         tokens_since += long(c.batch_size) * c.block_size;
         steps_since++;
         history.step_losses.push_back(r.loss);
@@ -230,6 +256,7 @@ int run_headless(const RunOptions& o) {
                 per_kernel[name].second++;
             }
             profiled++;
+            prof.gpu_ms += r.gpu_ms;
         }
         if (tty && std::chrono::duration<double>(t1 - t_progress).count() > 0.25) {
             t_progress = t1;
@@ -238,21 +265,31 @@ int run_headless(const RunOptions& o) {
         }
     }
     if (interrupt_signal()) return stopped(tr.step_count());  // after the last step: saved, nothing more to do
-    if (o.profile && profiled > 0) print_profile(per_kernel, profiled);
+    // --profile's report comes after the sample, so that its share of the time is known (a sample cut short too)
+    auto report = [&] {
+        if (o.profile && profiled > 0)
+            print_profile(per_kernel, profiled, prof, std::chrono::duration<double>(clock::now() - t_run).count(),
+                          ctx.allocated_bytes());
+    };
     if (c.sample_chars > 0) {
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");
         std::fflush(stdout);
+        auto ts = clock::now();
         try {
             show_progress("sampling: character", c.sample_chars);
             std::string text = tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed);
+            prof.sample_s += std::chrono::duration<double>(clock::now() - ts).count();
             show_progress(nullptr, 0);
             std::printf("%s\n", text.c_str());
         } catch (const Interrupted&) {  // training is over and saved: only the sample is cut short
+            prof.sample_s += std::chrono::duration<double>(clock::now() - ts).count();
             std::printf("attnlab: sample stopped by %s\n", interrupt_name(interrupt_signal()));
+            report();
             return 128 + interrupt_signal();
         }
     }
+    report();
     if (ctx.validation_enabled() && ctx.validation_messages() > 0) {
         std::fprintf(stderr, "validation: %llu message(s)\n", (unsigned long long)ctx.validation_messages());
         return 3;

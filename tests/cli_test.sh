@@ -119,6 +119,19 @@ else
     echo "FAIL: the resumed run's --metrics should list steps 0 10 20 30 40 and --seed be noted as ignored:"
     cat "$tmp/run.csv" "$tmp/b.err"; fails=$((fails+1))
 fi
+# --profile: the Performance panel's figures at the end (time per step, shares of the run's time, GPU memory, the
+# kernels' GPU time), the shares adding up to at most 100%
+out=$("$bin" --headless --quiet --data "$corpus" --preset single-head --max-iters 20 --eval-interval 10 --eval-iters 2 \
+    --sample-chars 20 --profile 2>/dev/null); rc=$?
+shares=$(awk '/^(training|evaluation|sampling) +[0-9.]+%$/ {sub("%", "", $2); s += $2; n++} END {print n, s}' <<<"$out")
+if [ $rc -eq 0 ] && grep -qE "^wall [0-9.]+ ms \| GPU [0-9.]+ ms \| host [0-9.]+ ms" <<<"$out" &&
+   grep -qE "^GPU memory in use: [0-9.]+ MiB" <<<"$out" && grep -qE "^matmul_forward[a-z0-9_]* +[0-9.]+ +2 " <<<"$out" &&
+   awk -v n="${shares% *}" -v s="${shares#* }" 'BEGIN {exit !(n == 3 && s > 50 && s <= 100.05)}'; then
+    passes=$((passes+1))
+else
+    echo "FAIL: --profile should end with the time per step, three shares adding up to at most 100%, GPU memory and"
+    echo "the kernels (single-head: two matmul_forward calls a step); exit $rc:"; echo "$out"; fails=$((fails+1))
+fi
 # without --data, from any folder: the checkout's tiny Shakespeare (build/attnlab -> assets/)
 beside="$(dirname "$(realpath "$bin")")/../assets/tinyshakespeare.txt"
 if [ -f "$beside" ]; then
