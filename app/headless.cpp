@@ -50,17 +50,14 @@ struct ProfileTotals {
 };
 static void print_profile(const std::map<std::string, std::pair<double, int>>& per_kernel, int steps,
                           const ProfileTotals& t, double wall_s, size_t gpu_bytes) {
-    if (t.steps > 0) {
-        double wall_ms = 1e3 * t.train_s / t.steps, gpu_ms = t.gpu_ms / steps;
-        std::printf("--- time per training step (mean of %d steps) ---\n", t.steps);
-        std::printf("wall %.3f ms | GPU %.3f ms | host %.3f ms (recording, submission, waiting, reading the loss)\n",
-                    wall_ms, gpu_ms, std::max(0.0, wall_ms - gpu_ms));
-    }
-    if (wall_s > 0) {
-        std::printf("--- share of the run's %.2f s wall time ---\n", wall_s);
-        std::printf("%-12s %6.1f%%\n%-12s %6.1f%%\n%-12s %6.1f%%\n", "training", 100 * t.train_s / wall_s, "evaluation",
-                    100 * t.eval_s / wall_s, "sampling", 100 * t.sample_s / wall_s);
-    }
+    // called with steps > 0 (profiled steps are timed steps) and after them (wall_s > 0)
+    double wall_ms = 1e3 * t.train_s / t.steps, gpu_ms = t.gpu_ms / steps;
+    std::printf("--- time per training step (mean of %d steps) ---\n", t.steps);
+    std::printf("wall %.3f ms | GPU %.3f ms | host %.3f ms (recording, submission, waiting, reading the loss)\n", wall_ms,
+                gpu_ms, std::max(0.0, wall_ms - gpu_ms));
+    std::printf("--- share of the run's %.2f s wall time ---\n", wall_s);
+    std::printf("%-12s %6.1f%%\n%-12s %6.1f%%\n%-12s %6.1f%%\n", "training", 100 * t.train_s / wall_s, "evaluation",
+                100 * t.eval_s / wall_s, "sampling", 100 * t.sample_s / wall_s);
     std::printf("GPU memory in use: %.1f MiB\n", gpu_bytes / 1048576.0);
     double total = 0;
     for (auto& [name, v] : per_kernel) total += v.first;
@@ -235,8 +232,9 @@ int run_headless(const RunOptions& o) {
                                                                  : "; use --save FILE to keep checkpoints"));
         }
         auto t1 = clock::now();
-        train_seconds += std::chrono::duration<double>(t1 - t0).count();
-        prof.train_s += std::chrono::duration<double>(t1 - t0).count();
+        double step_s = std::chrono::duration<double>(t1 - t0).count();
+        train_seconds += step_s;  // since the last evaluation (its tokens/s)
+        prof.train_s += step_s;   // the whole run (--profile)
         prof.steps++;
         tokens_since += long(c.batch_size) * c.block_size;
         steps_since++;
