@@ -679,14 +679,18 @@ void TrainingThread::run() {
                     publish();
                 }
             }
-            if (p.causal >= 0 && m_trainer) {  // set_causal
-                Config c = m_trainer->config();
-                c.causal = p.causal == 1;
+            // A change the trainer takes between steps; what it kept is shown.
+            auto apply_live = [&](const Config& c) {
                 m_trainer->set_live(c);
                 m_cfg = m_trainer->config();
                 std::lock_guard lk(m_mutex);
                 m_snap.cfg = m_cfg;
                 publish();
+            };
+            if (p.causal >= 0 && m_trainer) {  // set_causal
+                Config c = m_trainer->config();
+                c.causal = p.causal == 1;
+                apply_live(c);
             }
             if (p.live && m_trainer) {
                 Config c = m_cfg;
@@ -695,11 +699,7 @@ void TrainingThread::run() {
                 c.temperature = p.live_cfg.temperature; c.top_k = p.live_cfg.top_k; c.sample_chars = p.live_cfg.sample_chars;
                 c.max_iters = p.live_cfg.max_iters;
                 c.causal = p.live_cfg.causal; c.dropout = p.live_cfg.dropout;
-                m_trainer->set_live(c);
-                m_cfg = m_trainer->config();
-                std::lock_guard lk(m_mutex);
-                m_snap.cfg = m_cfg;
-                publish();
+                apply_live(c);
             }
             if (p.profiling_changed && m_trainer) {
                 m_trainer->set_profiling(p.profiling);

@@ -254,6 +254,14 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                        BufferRange w, BufferRange stats, uint32_t N, uint32_t C_, bool accumulate) {
         ops::layernorm_backward(m_kc, pr, dinp, dw, db, dout, inp, w, stats, N, C_, accumulate, a.scratch, ln_splits());
     };
+    // A residual branch's output gradient as its projection reads it: the stream's gradient through the branch's
+    // dropout (mask `site`, the forward's), or the stream's own when there is no dropout.
+    auto undropped = [&](const Buffer* dstream, uint32_t site) -> const Buffer* {
+        if (drop <= 0) return dstream;
+        ops::dropout_backward(m_kc, pr, a.dtmp, *dstream, seed, BT * C, site, drop);
+        pr.barrier("the projection backward reads the undropped gradient");
+        return &a.dtmp;
+    };
     // The stream's gradient. With residuals every branch adds into one buffer (the identity path is free);
     // without, each layer reads one buffer and writes the other.
     Buffer* cur = &a.dres;
@@ -276,12 +284,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         if (c.ffn) {
             pr.barrier("feed-forward backward reads the stream gradient");
             if (res) {
-                const Buffer* dbranch = cur;
-                if (drop > 0) {
-                    ops::dropout_backward(m_kc, pr, a.dtmp, *cur, seed, BT * C, 3 * l + 2, drop);
-                    pr.barrier("the projection backward reads the undropped gradient");
-                    dbranch = &a.dtmp;
-                }
+                const Buffer* dbranch = undropped(cur, 3 * l + 2);
                 mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false);
                 pr.barrier("fc backward reads dh");
                 if (c.layernorm) {
@@ -305,12 +308,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         pr.barrier("attention backward reads the stream gradient");
         const Buffer* dy = cur;
         if (res) {
-            const Buffer* dbranch = cur;
-            if (drop > 0) {
-                ops::dropout_backward(m_kc, pr, a.dtmp, *cur, seed, BT * C, 3 * l + 1, drop);
-                pr.barrier("the projection backward reads the undropped gradient");
-                dbranch = &a.dtmp;
-            }
+            const Buffer* dbranch = undropped(cur, 3 * l + 1);
             mm_back(a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, true, false, true, false);
             pr.barrier("attention backward reads dy");
             dy = &a.dy;
