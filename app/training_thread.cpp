@@ -679,12 +679,21 @@ void TrainingThread::run() {
                     publish();
                 }
             }
-            // A change the trainer takes between steps; what it kept is shown.
+            // A change the trainer takes between steps; what it kept is shown. One it refuses (a batch too large
+            // for a CPU driver's loops, Trainer::check_cpu_loops) leaves training as it was, with the reason shown.
             auto apply_live = [&](const Config& c) {
-                m_trainer->set_live(c);
+                std::string refused;
+                try {
+                    m_trainer->set_live(c);
+                } catch (const DeviceError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    refused = std::string("not applied: ") + e.what();
+                }
                 m_cfg = m_trainer->config();
                 std::lock_guard lk(m_mutex);
                 m_snap.cfg = m_cfg;
+                if (!refused.empty()) m_snap.message = refused;
                 publish();
             };
             if (p.causal >= 0 && m_trainer) {  // set_causal

@@ -273,3 +273,44 @@ TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {
         test::require_close(test::to_d(tr.model().read_params()), flat, 1e-4, 1e-3, "parameters after 20 steps");
     }
 }
+
+TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "[model]") {
+    if (test::ctx().props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        WARN("not a CPU driver: a GPU has no such limit");
+        return;
+    }
+    Config c;
+    c.apply_preset("single-head");
+    // one more distinct character than allowed, as UTF-8 (CJK from U+4E00, three bytes each)
+    std::string text;
+    for (uint32_t ch = 0x4e00; ch < 0x4e00 + Trainer::k_cpu_max_vocab + 1; ch++)
+        text += {char(0xe0 | (ch >> 12)), char(0x80 | ((ch >> 6) & 63)), char(0x80 | (ch & 63))};
+    Dataset big = Dataset::from_text(text + text, "big");
+    REQUIRE(big.vocab_size() == int(Trainer::k_cpu_max_vocab) + 1);
+    REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), big, c), Catch::Contains("vocabulary") && Catch::Contains("16385") &&
+                                                                 Catch::Contains("at most 16384"));
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config rows = c;
+    rows.batch_size = 4096;  // x block 8 = 32768: allowed
+    REQUIRE_NOTHROW(Trainer::check(test::ctx(), data, rows));
+    rows.block_size = 9;
+    REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, rows), Catch::Contains("--batch-size x --block-size is 36864"));
+    Config span = c;
+    span.block_size = 1024;
+    span.n_embd = 64;
+    span.head_size = 0;  // one head of 64: 65536
+    REQUIRE_THROWS_WITH(Trainer::check_cpu_loops(test::ctx(), span, 65), Catch::Contains("--block-size x head size is 65536"));
+    span.n_head = 2;  // heads of 32: 32768
+    REQUIRE_NOTHROW(Trainer::check_cpu_loops(test::ctx(), span, 65));
+    // a live batch-size change is checked too, and leaves the trainer as it was
+    Config small = c;
+    small.block_size = 16;
+    small.batch_size = 4;
+    Trainer tr(test::ctx(), data, small);
+    Config live = small;
+    live.batch_size = 2048;  // x 16 = 32768: allowed
+    REQUIRE_NOTHROW(tr.set_live(live));
+    live.batch_size = 2049;
+    REQUIRE_THROWS_WITH(tr.set_live(live), Catch::Contains("--batch-size x --block-size is 32784"));
+    REQUIRE(tr.config().batch_size == 2048);
+}

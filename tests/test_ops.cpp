@@ -10,6 +10,7 @@
 #include "ops/embedding.h"
 #include "ops/matmul.h"
 #include "reference/ops_ref.h"
+#include "train/trainer.h"
 
 using namespace attn;
 using test::download;
@@ -695,5 +696,77 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
         INFO("output " << i);
         REQUIRE(got[i] == want[i]);
     }
+    }
+}
+
+// A CPU driver (lavapipe) stops every loop of a shader invocation once 65535 iterations have run in all:
+// Trainer::check_cpu_loops refuses shapes past the limits below, and these are the largest shapes of each kind,
+// checked exactly (sums of ones) or against the reference. (Past them the driver's sums come out short: 70000
+// rows of dw summed to 65532.)
+TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums", "[ops][loops]") {
+    const uint32_t M = Trainer::k_cpu_max_rows;
+    auto ones = [](size_t n) { return upload(std::vector<float>(n, 1.0f)); };
+    SECTION("sums over the rows: matmul's dw and dbias (K > N: one row range on a CPU), LayerNorm's dbias, the mean") {
+        const uint32_t N = 8, K = 64;
+        auto dout = ones(size_t(M) * N), inp = ones(size_t(M) * K), w = ones(size_t(N) * K);
+        auto dinp = zeros(size_t(M) * K), dw = zeros(size_t(N) * K), db = zeros(N);
+        uint32_t splits = ops::matmul_backward_splits(test::ctx(), M, N, K);
+        auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, true, splits)));
+        auto lstats = upload(std::vector<float>(2 * size_t(M), 1.0f)), ldinp = zeros(size_t(M) * K), ldw = zeros(K),
+             ldb = zeros(K);
+        uint32_t lsplits = ops::layernorm_backward_splits(test::ctx(), M, K);
+        auto lscratch = zeros(std::max<size_t>(1, ops::layernorm_backward_scratch(K, lsplits)));
+        Buffer result(test::ctx(), 16, true);
+        test::run([&](Program& p) {
+            ops::matmul_backward(test::kernels(), p, dinp, dw, db, dout, inp, w, dout, M, N, K, true, false, true, false,
+                                 scratch, splits);
+            ops::layernorm_backward(test::kernels(), p, ldinp, ldw, ldb, inp, inp, w, lstats, M, K, false, lscratch,
+                                    lsplits);
+            ops::mean_forward(test::kernels(), p, result, dout, M, 0);
+        });
+        for (float v : download(dw, size_t(N) * K)) REQUIRE(v == float(M));
+        for (float v : download(db, N)) REQUIRE(v == float(M));
+        for (float v : download(ldb, K)) REQUIRE(v == float(M));
+        REQUIRE(result.read<float>(1)[0] == 1.0f);
+    }
+    SECTION("the token embedding's gradient: every row of the batch, every character of the vocabulary") {
+        const uint32_t V = Trainer::k_cpu_max_vocab, C = 4, T = 8, B = M / T;
+        std::vector<uint32_t> tokens(T + 1, V - 1), off(B, 0);
+        auto gtok = upload(tokens), goff = upload(off), dout = ones(size_t(M) * C);
+        auto dwte = upload(std::vector<float>(size_t(V) * C, 5.0f)), dwpe = zeros(size_t(T) * C);
+        test::run([&](Program& p) { ops::embedding_backward(test::kernels(), p, dwte, dwpe, dout, gtok, goff, B, T, C, V, true); });
+        auto g = download(dwte, size_t(V) * C);
+        for (uint32_t c = 0; c < C; c++) REQUIRE(g[size_t(V - 1) * C + c] == float(M));
+        REQUIRE(g[0] == 0.0f);  // the first row zeroed too
+        for (float v : download(dwpe, size_t(T) * C)) REQUIRE(v == float(B));
+    }
+    SECTION("cross-entropy over the largest vocabulary: the evaluation's kernel and the training step's") {
+        Rng r(9);
+        const uint32_t V = Trainer::k_cpu_max_vocab, B = 2, T = 8, NT = 30;
+        std::vector<uint32_t> tokens(NT), off(B);
+        for (auto& t : tokens) t = uint32_t(r.below(V));
+        for (auto& o : off) o = uint32_t(r.below(NT - T - 1));
+        auto logits = test::randn(r, size_t(B) * T * V, 0.02);
+        auto gl = upload(logits), gtok = upload(tokens), goff = upload(off);
+        auto losses = zeros(B * T), losses2 = zeros(B * T), dlogits = zeros(size_t(B) * T * V);
+        test::run([&](Program& p) {
+            ops::crossentropy_forward(test::kernels(), p, losses, gl, gtok, goff, B, T, V);
+            ops::crossentropy_fused(test::kernels(), p, losses2, dlogits, gl, gtok, goff, B, T, V);
+        });
+        std::vector<double> rl;
+        ref::crossentropy_forward(rl, logits, tokens, off, B, T, V);
+        test::require_close(download(losses, B * T), rl, 1e-4, 1e-5, "losses");
+        test::require_close(download(losses2, B * T), rl, 1e-4, 1e-5, "fused losses");
+    }
+    SECTION("attention at the largest block x head size") {
+        Rng r(3);
+        Buffer key(test::ctx(), 8, true);
+        const uint32_t k[2] = {12345u, 7u};
+        key.upload(k, 8);
+        for (auto [T, HS] : {std::pair{256, 128}, std::pair{1024, 32}}) {
+            REQUIRE(uint64_t(T) * HS == Trainer::k_cpu_max_block_x_head);
+            INFO("T " << T << " HS " << HS);
+            check_attention(r, key, k, 1, T, 1, HS, true, 0.0f, false);
+        }
     }
 }

@@ -14,11 +14,34 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
     auto errs = validate(cfg);
     if (!errs.empty()) throw Error(errs.front().message);
     data.check_block_size(cfg.block_size);
+    check_cpu_loops(ctx, cfg, data.vocab_size());
     size_t need = Model::bytes_needed(cfg, data.vocab_size()) + data.tokens().size() * 4;
     if (need > ctx.device_memory_bytes())
         throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
                     " has " + std::to_string(ctx.device_memory_bytes() >> 20) +
-                    " MiB: lower --batch-size, --block-size, --n-embd or --n-layer");
+                    " MiB: lower --batch-size, --block-size" +
+                    (cfg.kind == ModelKind::Bigram ? std::string(" or use a text with fewer distinct characters")
+                                                   : std::string(", --n-embd or --n-layer")));
+}
+
+void Trainer::check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_size) {
+    if (ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return;
+    auto refuse = [&](const std::string& what, uint64_t got, uint64_t most, const std::string& fix) {
+        throw Error(what + " is " + std::to_string(got) + " here, and on a CPU Vulkan driver (" + ctx.device_name() +
+                    ") Attention Lab takes at most " + std::to_string(most) +
+                    ": the driver ends a shader's loops after 65535 iterations in all, which would cut sums short "
+                    "silently. " + fix + ", or run on a GPU (--list-devices).");
+    };
+    if (uint64_t(vocab_size) > k_cpu_max_vocab)
+        refuse("the vocabulary (distinct characters of the text)", vocab_size, k_cpu_max_vocab,
+               "Use a text with fewer distinct characters");
+    uint64_t rows = uint64_t(cfg.batch_size) * cfg.block_size;
+    if (rows > k_cpu_max_rows)
+        refuse("--batch-size x --block-size", rows, k_cpu_max_rows, "Lower --batch-size or --block-size");
+    uint64_t span = uint64_t(cfg.block_size) * cfg.hs();
+    if (cfg.kind != ModelKind::Bigram && span > k_cpu_max_block_x_head)
+        refuse("--block-size x head size", span, k_cpu_max_block_x_head,
+               "Lower --block-size, or use smaller heads (more --n-head, or a smaller --n-embd or --head-size)");
 }
 
 Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
@@ -119,6 +142,7 @@ void Trainer::set_live(const Config& c) {
     Config next = with_live_fields(m_cfg, c);  // only the live fields change; the model's shape stays
     auto errs = validate(next);
     if (!errs.empty()) throw Error(errs.front().message);
+    check_cpu_loops(m_ctx, next, m_data.vocab_size());  // a larger batch
     bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout;
     m_cfg = next;
     if (rerecord) {
