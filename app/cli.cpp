@@ -248,6 +248,21 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                      o.save_path.c_str());
         return 2;
     }
+    // an output over an input would destroy it: the text learnt from, or (the metrics) the checkpoint resumed
+    // (--save over --resume is fine: it is read first, then continued)
+    auto same = [&](const std::string& a, const std::string& b) {
+        std::error_code ec;
+        return !a.empty() && !b.empty() && (where(a) == where(b) || std::filesystem::equivalent(a, b, ec));
+    };
+    struct Clash { const char *out_flag, *in_what; const std::string *out, *in; };
+    for (const Clash& c : {Clash{"--save", "the corpus", &o.save_path, &o.data_path},
+                           Clash{"--metrics", "the corpus", &o.metrics_path, &o.data_path},
+                           Clash{"--metrics", "the --resume checkpoint", &o.metrics_path, &o.resume_path}})
+        if (same(*c.out, *c.in)) {
+            std::fprintf(stderr, "error: %s '%s' would overwrite %s: give %s another name\n", c.out_flag,
+                         c.out->c_str(), c.in_what, c.out_flag);
+            return 2;
+        }
     if (o.checkpoint_path.empty() || std::filesystem::is_directory(o.checkpoint_path)) {
         std::fprintf(stderr, "error: --checkpoint %s\n", o.checkpoint_path.empty() ? "needs a file name"
                                                         : ("'" + o.checkpoint_path + "' is a folder: name a file in it").c_str());

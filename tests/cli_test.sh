@@ -54,6 +54,16 @@ expect 2 "--resume needs a file name" --data "$corpus" --resume ""
 [ -p "$tmp/fifo" ] && passes=$((passes+1)) || { echo "FAIL: the fifo was replaced by a file"; fails=$((fails+1)); }
 expect 0 "" --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --metrics /dev/stdout  # written in place
 expect 2 "name the same file" --data "$corpus" --save "$tmp/y.st" --metrics "$tmp/./y.st"
+# an output over an input: the corpus (also through a link) or, for the metrics, the checkpoint resumed
+head -c 20000 "$corpus" > "$tmp/own.txt"
+ln -s own.txt "$tmp/link.txt"
+expect 2 "--save '$tmp/own.txt' would overwrite the corpus" --data "$tmp/link.txt" --save "$tmp/own.txt"
+expect 2 "--metrics '$tmp/./own.txt' would overwrite the corpus" --data "$tmp/own.txt" --metrics "$tmp/./own.txt"
+expect 0 "" --data "$tmp/own.txt" --preset bigram --max-iters 1 --eval-iters 1 --sample-chars 0 --save "$tmp/r.st"
+expect 2 "would overwrite the --resume checkpoint" --data "$tmp/own.txt" --resume "$tmp/r.st" --metrics "$tmp/r.st"
+expect 0 "" --data "$tmp/own.txt" --max-iters 2 --eval-iters 1 --sample-chars 0 --resume "$tmp/r.st" --save "$tmp/r.st"
+[ "$(head -c 20000 "$corpus" | cmp - "$tmp/own.txt" && echo same)" = same ] && passes=$((passes+1)) ||
+    { echo "FAIL: the corpus was changed"; fails=$((fails+1)); }
 # each mode's flags: the window's refused headless and the headless ones refused by the window (before any display
 # is needed), each with what to use instead
 expect 2 "--fps and --save-cpu are for the window" --data "$corpus" --fps 10
