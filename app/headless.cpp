@@ -280,9 +280,14 @@ int run_headless(const RunOptions& o) {
             prof.sample_s += std::chrono::duration<double>(clock::now() - ts).count();
             show_progress(nullptr, 0);
             std::printf("%s\n", text.c_str());
-        } catch (const Interrupted&) {  // training is over and saved: only the sample is cut short
+        } catch (const Interrupted& e) {  // training is over and saved: only the sample is cut short
             prof.sample_s += std::chrono::duration<double>(clock::now() - ts).count();
-            std::printf("attnlab: sample stopped by %s\n", interrupt_name(interrupt_signal()));
+            show_progress(nullptr, 0);
+            std::printf("%s\n", e.text.c_str());  // what was sampled before the stop
+            std::vector<uint32_t> chars;
+            decode_utf8(e.text, chars, nullptr);
+            std::printf("attnlab: sample stopped by %s after %zu characters\n", interrupt_name(interrupt_signal()),
+                        chars.size());
             report();
             return 128 + interrupt_signal();
         }

@@ -193,6 +193,19 @@ else
     echo "FAIL: Ctrl+C during the first evaluation should save step 0 and exit 130, and resuming should match (exit $rc):"
     cat "$tmp/j.txt" "$tmp/k.txt" "$tmp/l.txt"; fails=$((fails+1))
 fi
+# Ctrl+C during a long sample: the characters sampled so far are printed, then how many, exit 130
+env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 1 --eval-iters 1 \
+    --sample-chars 1000000 >"$tmp/s.txt" 2>/dev/null & ipid=$!
+for ((i = 0; i < 300; i++)); do grep -q "^--- sample" "$tmp/s.txt" && break; sleep 0.1; done
+sleep 1; kill -INT $ipid; wait $ipid; rc=$?
+n=$(grep -oE "^attnlab: sample stopped by SIGINT after [0-9]+ characters" "$tmp/s.txt" | grep -oE "[0-9]+")
+got=$(sed -n '/^--- sample/,/^attnlab: sample stopped/p' "$tmp/s.txt" | sed '1d;$d' | wc -c)  # the text and its newline
+if [ $rc -eq 130 ] && [ "${n:-0}" -gt 0 ] && [ "$got" -eq $((n + 1)) ]; then
+    passes=$((passes+1))
+else
+    echo "FAIL: Ctrl+C during the sample should print what was sampled ($got bytes for ${n:-?} characters), exit 130 (exit $rc):"
+    head -c 2000 "$tmp/s.txt"; fails=$((fails+1))
+fi
 # a signal ignored on entry stays ignored (nohup, a script's background job): SIGINT then does not stop the run
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 3000 --eval-interval 1000 --eval-iters 2 \
     --sample-chars 0 >"$tmp/n.txt" 2>/dev/null & ipid=$!

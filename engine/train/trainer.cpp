@@ -313,7 +313,7 @@ std::string Trainer::generate(const std::string& prompt, int n_chars, float temp
     auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
     const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
     for (int n = 0; n < n_chars; n++) {
-        if (m_stop && m_stop()) throw Interrupted();
+        if (m_stop && m_stop()) throw Interrupted(m_data.decode(out));
         // crop to the last block_size tokens; positions after the context are padding the causal mask ignores
         size_t len = std::min<size_t>(ctx.size(), T);
         std::memset(gt, 0, (T + 1) * 4);

@@ -25,9 +25,11 @@ struct EvalResult {
 };
 
 // Thrown by estimate_loss and generate when the stop check (Trainer::set_stop_check) says stop: the trainer is as
-// it was before the call (RNG states included), so a checkpoint saved then resumes exactly.
+// it was before the call (RNG states included), so a checkpoint saved then resumes exactly. From generate,
+// `text` holds the characters sampled before the stop.
 struct Interrupted : Error {
-    Interrupted() : Error("interrupted") {}
+    explicit Interrupted(std::string partial = {}) : Error("interrupted"), text(std::move(partial)) {}
+    std::string text;
 };
 
 class Trainer {
