@@ -50,15 +50,26 @@ Dataset Dataset::from_file(const std::string& path) {
         throw Error("corpus '" + path + "' does not exist: pass a UTF-8 text file with --data FILE, or run scripts/setup.sh to fetch tiny Shakespeare");
     if (fs::is_directory(path, ec))
         throw Error("corpus '" + path + "' is a directory: pass a UTF-8 text file with --data FILE");
-    auto size = fs::file_size(path, ec);
-    if (ec) throw Error("cannot read corpus '" + path + "': " + ec.message());
-    if (size > MAX_CORPUS_BYTES)
-        throw Error("corpus '" + path + "' is " + std::to_string(size >> 20) + " MiB, more than the 100 MiB limit: use a smaller text file");
+    bool regular = fs::is_regular_file(path, ec);
+    if (regular) {
+        auto size = fs::file_size(path, ec);
+        if (ec) throw Error("cannot read corpus '" + path + "': " + ec.message());
+        if (size > MAX_CORPUS_BYTES)
+            throw Error("corpus '" + path + "' is " + std::to_string(size >> 20) + " MiB, more than the 100 MiB limit: use a smaller text file");
+    }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot open corpus '" + path + "': check its permissions");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return from_text(ss.str(), path);
+    if (regular) {
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return from_text(ss.str(), path);
+    }
+    // a pipe (--data /dev/stdin, <(command), a FIFO): read to its end, at most one byte past the limit
+    std::string text;
+    char buf[1 << 16];
+    while (text.size() <= MAX_CORPUS_BYTES && f.read(buf, sizeof buf).gcount() > 0) text.append(buf, size_t(f.gcount()));
+    if (f.bad()) throw Error("cannot read corpus '" + path + "': the read failed");
+    return from_text(text, path);
 }
 
 Dataset Dataset::from_text(const std::string& text, const std::string& name) {
