@@ -87,6 +87,11 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     Checkpoint ck = load_checkpoint(good);
     Dataset other_corpus = Dataset::from_text(test::tiny_text(), "tiny");
     CHECK_THAT(test::error_of([&] { check_resumable(ck, other_corpus.vocab(), nullptr); }), Catch::Contains("different vocabulary"));
+    std::vector<uint32_t> swapped = ck.vocab;  // as many characters, one of them another
+    swapped.back() = 0x263A;
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, swapped, nullptr); }),
+               Catch::Contains("the same number of characters, " + std::to_string(swapped.size()) + ", but character " +
+                               std::to_string(swapped.size())) && Catch::Contains("(U+263A) here"));
     Config bigger = c;
     bigger.n_embd = 64;
     bigger.head_size = 64;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/model.h"
+#include "train/dataset.h"
 #include "vk/check.h"
 
 namespace attn {
@@ -145,10 +146,27 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
 }
 
 void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked) {
-    if (ck.vocab != vocab)
-        throw Error("the checkpoint was trained on a corpus with a different vocabulary (" + std::to_string(ck.vocab.size()) +
-                    " characters; this corpus has " + std::to_string(vocab.size()) + "): resume with the same --data" +
-                    (ck.corpus.empty() ? "" : " (it was '" + ck.corpus + "')"));
+    if (ck.vocab != vocab) {
+        std::string how;  // same size: name a character that differs
+        if (ck.vocab.size() == vocab.size()) {
+            size_t i = 0;
+            while (ck.vocab[i] == vocab[i]) i++;
+            auto show = [](uint32_t cp) {  // 'x' (U+0078); control characters by their code alone
+                char u[16];
+                std::snprintf(u, sizeof u, "(U+%04X)", unsigned(cp));
+                std::string out;
+                if (cp >= 32) out.append("'").append(encode_utf8(cp)).append("' ");
+                out += u;
+                return out;
+            };
+            how = "the same number of characters, " + std::to_string(vocab.size()) + ", but character " +
+                  std::to_string(i + 1) + " is " + show(ck.vocab[i]) + " there and " + show(vocab[i]) + " here";
+        } else {
+            how = std::to_string(ck.vocab.size()) + " characters; this corpus has " + std::to_string(vocab.size());
+        }
+        throw Error("the checkpoint was trained on a corpus with a different vocabulary (" + how +
+                    "): resume with the same --data" + (ck.corpus.empty() ? "" : " (it was '" + ck.corpus + "')"));
+    }
     if (!asked) return;
     const Config& a = *asked;
     const Config& c = ck.config;
