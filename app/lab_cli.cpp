@@ -259,6 +259,7 @@ void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::stri
     if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::check_encoder_input(in);  // before the corpus is read and the line below claims a run
     Dataset data = Dataset::from_file(path);
+    lab::check_encoder_corpus(data);
     std::fprintf(stderr, "training the single-head model twice, %d steps each, on %s...\n", in.steps, path.c_str());
     lab::EncoderDemo d = lab::run_encoder_demo(ctx, data, in);
     for (const lab::EncoderRun* r : {&d.decoder, &d.encoder}) {
@@ -267,7 +268,9 @@ void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::stri
         print_matrix(out, "attention weights of one sequence (T x T)", r->att);
         out("sample: %s\n", visible(r->sample).c_str());
     }
-    out("\nthe encoder's train loss is %.4f below the decoder's\n", d.decoder.train_loss - d.encoder.train_loss);
+    std::string verdict = lab::encoder_verdict(d);
+    if (d.encoder.train_loss >= d.decoder.train_loss) verdict += ", e.g. --steps " + std::to_string(std::max(500, 2 * d.steps));
+    out("\n%s\n", verdict.c_str());
 }
 
 void show_position(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
@@ -331,6 +334,18 @@ int run_lab_command(int argc, char** argv) {
     if (!demo) {
         std::fprintf(stderr, "error: no lab demo '%s'; the demos are: %s\n", args[0].c_str(), lab::demo_names().c_str());
         return 2;
+    }
+    if (std::find_if(args.begin() + 1, args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; }) !=
+        args.end()) {  // lab NAME --help: the demo's title and its options (its line of k_usage)
+        std::string usage = k_usage, key = "\n  " + demo->name + " ", opts;
+        if (size_t at = usage.find(key); at != std::string::npos) {
+            size_t from = at + key.size(), to = usage.find('\n', from);
+            opts = usage.substr(from, to - from);  // "  [--a ...] ..." after the name's padding
+            opts.erase(0, opts.find_first_not_of(' '));
+        }
+        std::printf("%s: %s\nusage: attnlab lab %s [--device N] %s\n", demo->name.c_str(), demo->title.c_str(),
+                    demo->name.c_str(), opts.c_str());
+        return 0;
     }
     std::map<std::string, std::string> opt;
     int device = -1;

@@ -108,8 +108,7 @@ void draw_encoder(LabState& st, Context& ctx, const Snapshot& snap, TrainingThre
     error_text(job.error);
     if (!job.has_result) return;
     const lab::EncoderDemo& d = job.result;
-    ImGui::Text("After %d steps the encoder's train loss is %.4f below the decoder's.", d.steps,
-                d.decoder.train_loss - d.encoder.train_loss);
+    ImGui::TextWrapped("After %d steps %s.", d.steps, lab::encoder_verdict(d).c_str());
     float col_w = std::max(200.0f, (ImGui::GetContentRegionAvail().x - 20) * 0.5f);
     if (ImGui::BeginTable("##enc", 2, ImGuiTableFlags_SizingStretchSame)) {
         for (const lab::EncoderRun* r : {&d.decoder, &d.encoder}) {

@@ -62,5 +62,14 @@ check "--flag=value" 0 "3.0000   0.9997" lab softmax --scores=1,2,3
 check "a value that looks like --flag=value" 0 '"--a=b=cd" +changed' lab batches --change 1 --replacement "--a=b=cd"
 error 2 "steps must be 1..100000" lab encoder --steps -5 --data "$corpus"
 check "fewer steps than the default loss tail" 0 "mean of the last 10 of 10 steps" lab encoder --steps 10 --chars 0 --data "$corpus"
+# (seeded: after 3 steps the encoder's loss is still above the decoder's; it said "-0.0073 below")
+check "too few steps for the encoder to pull ahead" 0 "not below the decoder's yet \(0\.[0-9]{4} above it\): train longer, e.g. --steps 500$" \
+    lab encoder --steps 3 --tail 1 --chars 0 --data "$corpus"
+# a corpus too short for the demo's blocks: a longer text, not a --block-size it does not take
+short=$(mktemp); printf 'abcdefghij\nklmnopqrstu\n' > "$short"
+error 2 "(use a longer text, about 90 characters)" lab encoder --data "$short"
+rm -f "$short"
+check "lab NAME --help" 0 "^usage: attnlab lab softmax \[--device N\] \[--scores" lab softmax --help
+check "lab NAME -h" 0 "^encoder: Encoder versus decoder" lab encoder --steps 5 -h
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -2,6 +2,7 @@
 #include "lab/lab_model.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "model/config.h"
@@ -59,6 +60,23 @@ bool bits_differ(const std::vector<float>& a, const std::vector<float>& b, size_
 
 }  // namespace
 
+std::string encoder_verdict(const EncoderDemo& d) {
+    double below = d.decoder.train_loss - d.encoder.train_loss;
+    char buf[160];
+    if (below > 0)
+        std::snprintf(buf, sizeof buf, "the encoder's train loss is %.4f below the decoder's", below);
+    else  // too few steps for the encoder to learn to read the answer
+        std::snprintf(buf, sizeof buf, "the encoder's train loss is not below the decoder's yet (%.4f above it): train longer",
+                      -below);
+    return buf;
+}
+
+void check_encoder_corpus(const Dataset& data) {
+    Config c;
+    c.apply_preset("single-head");
+    data.check_block_size(c.block_size, false);  // the demo's block size is the preset's, not a flag
+}
+
 void check_encoder_input(const EncoderDemoInput& in) {
     if (in.steps < 1 || in.steps > 100000) throw Error("lab encoder: steps must be 1..100000, e.g. --steps 500");
     if (in.tail < 1 || in.tail > in.steps) throw Error("lab encoder: the loss tail must be 1..steps, e.g. --tail 50");
@@ -68,6 +86,7 @@ void check_encoder_input(const EncoderDemoInput& in) {
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
                              const EncoderProgress& keep_going) {
     check_encoder_input(in);
+    check_encoder_corpus(data);
     EncoderDemo d;
     d.steps = in.steps;
     d.tail = in.tail;

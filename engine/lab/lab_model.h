@@ -36,6 +36,11 @@ struct Stopped : Error {
 // The two training runs take seconds: `keep_going` reports progress and lets a window's worker stop them.
 // Throws Error (what to change) when `in` is out of range; run_encoder_demo checks it first too.
 void check_encoder_input(const EncoderDemoInput& in);
+// The demo's conclusion, one sentence: how far the encoder's loss fell below the decoder's, or that it has not yet
+// ("... train longer").
+std::string encoder_verdict(const EncoderDemo& d);
+// Throws Error when `data` is too short for the demo's model (the single-head preset's blocks); run_encoder_demo too.
+void check_encoder_corpus(const Dataset& data);
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
                              const EncoderProgress& keep_going = {});
 

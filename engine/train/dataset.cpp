@@ -98,12 +98,13 @@ Dataset Dataset::from_text(const std::string& text, const std::string& name) {
     return d;
 }
 
-void Dataset::check_block_size(int block_size) const {
+void Dataset::check_block_size(int block_size, bool flag) const {
     size_t need = size_t(block_size) + 1;
     if (n_train() < need || n_val() < need)
         throw Error("corpus '" + m_name + "' is too short for block size " + std::to_string(block_size) + ": its " +
                     std::to_string(n_val()) + "-character validation split needs at least " + std::to_string(need) +
-                    " (use a longer text, about " + std::to_string(need * 10) + " characters, or a smaller --block-size)");
+                    " (use a longer text, about " + std::to_string(need * 10) + " characters" +
+                    (flag ? ", or a smaller --block-size)" : ")"));
 }
 
 std::vector<uint32_t> Dataset::encode(const std::string& s) const {

@@ -26,8 +26,9 @@ public:
     std::string decode(uint32_t id) const;
     bool knows(uint32_t codepoint) const;
 
-    // Refuses a block size this corpus cannot fill (each split needs block_size+1 tokens).
-    void check_block_size(int block_size) const;
+    // Refuses a block size this corpus cannot fill (each split needs block_size+1 tokens). flag: the user chose it
+    // (--block-size), so the message offers a smaller one besides a longer text.
+    void check_block_size(int block_size, bool flag = true) const;
 
 private:
     std::string m_name;
