@@ -112,6 +112,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     }
     Config& c = o.cfg;
     CLI::App app{"Attention Lab: watch a character-level GPT learn, trained by Vulkan compute shaders", "attnlab"};
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last counts
     app.add_flag("--headless", o.headless, "train in the terminal, no window");
     std::string preset_help = "the lecture's stage:";
     for (auto& n : Config::preset_names()) preset_help += " " + n;
@@ -190,6 +191,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         return 0;
     } catch (const CLI::ParseError& e) {
         std::string msg = e.what();
+        // CLI11's "Could not convert: --flag = value" (not a number, or too big for one) said as the range checks say it
+        const std::string cnc = "Could not convert: ";
+        if (size_t eq = msg.find(" = "); msg.rfind(cnc, 0) == 0 && eq != std::string::npos)
+            msg = msg.substr(cnc.size(), eq - cnc.size()) + ": '" + msg.substr(eq + 3) + "' is not a number, or too large for one";
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
     }

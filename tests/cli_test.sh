@@ -27,6 +27,13 @@ expect 2 "looks binary" --data "$tmp/binary.txt"
 expect 2 "not valid UTF-8" --data "$tmp/latin1.txt"
 expect 2 "too short for block size 8" --data "$tmp/short.txt"
 expect 2 "--lr" --data "$corpus" --lr nan
+expect 2 "--batch-size: '99999999999' is not a number, or too large for one" --data "$corpus" --batch-size 99999999999
+expect 2 "--eval-iters: '2x' is not a number" --data "$corpus" --eval-iters 2x
+# a flag given twice: the last counts (as in the lab command)
+out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 500 --eval-iters 1 --sample-chars 0 \
+      --max-iters 2 --eval-interval 2 2>/dev/null); rc=$?
+if [ $rc -eq 0 ] && grep -q "^step 2:" <<<"$out" && ! grep -q "^step [1-9][0-9]" <<<"$out"; then passes=$((passes+1)); else
+    echo "FAIL: --max-iters given twice should take the last (exit $rc):"; echo "$out"; fails=$((fails+1)); fi
 expect 2 "--lr" --data "$corpus" --lr -1
 expect 2 "--lr" --data "$corpus" --lr abc
 expect 2 "--batch-size" --data "$corpus" --batch-size 0
