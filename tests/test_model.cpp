@@ -289,6 +289,15 @@ TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "
     REQUIRE(big.vocab_size() == int(Trainer::k_cpu_max_vocab) + 1);
     REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), big, c), Catch::Contains("vocabulary") && Catch::Contains("16385") &&
                                                                  Catch::Contains("at most 16384"));
+    // the bigram's (V, V) table past a tensor's limit (128 MiB on lavapipe: V 5793 and up) is refused up front
+    std::string mid;
+    for (uint32_t ch = 0x4e00; ch < 0x4e00 + 6000; ch++)
+        mid += {char(0xe0 | (ch >> 12)), char(0x80 | ((ch >> 6) & 63)), char(0x80 | (ch & 63))};
+    Config bigram;
+    bigram.apply_preset("bigram");
+    REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), Dataset::from_text(mid + mid, "mid"), bigram),
+                        Catch::Contains("the bigram's table of 6000 x 6000 weights") &&
+                            Catch::Contains("distinct characters, or another preset"));
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
     Config rows = c;
     rows.batch_size = 4096;  // x block 8 = 32768: allowed

@@ -15,6 +15,15 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
     if (!errs.empty()) throw Error(errs.front().message);
     data.check_block_size(cfg.block_size);
     check_cpu_loops(ctx, cfg, data.vocab_size());
+    if (cfg.kind == ModelKind::Bigram) {  // its one table, (V, V) logits for every character: the vocabulary squared
+        uint64_t V = uint64_t(data.vocab_size()), limit = ctx.props().limits.maxStorageBufferRange;
+        if (V * V * 4 > limit)
+            throw Error("the bigram's table of " + std::to_string(V) + " x " + std::to_string(V) + " weights (" +
+                        std::to_string((V * V * 4) >> 20) + " MiB) exceeds " + ctx.device_name() + "'s limit of " +
+                        std::to_string(limit >> 20) + " MiB a tensor: use a text with at most " +
+                        std::to_string(uint64_t(std::sqrt(double(limit / 4)))) +
+                        " distinct characters, or another preset (their tables grow with the vocabulary, not its square)");
+    }
     size_t need = Model::bytes_needed(cfg, data.vocab_size()) + data.tokens().size() * 4;
     if (need > ctx.device_memory_bytes())
         throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
