@@ -247,6 +247,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
             return 2;
         }
     }
+    if (!o.screenshot_path.empty()) {  // the screenshot is PNG data: a name that says otherwise would mislead
+        std::string ext = std::filesystem::path(o.screenshot_path).extension().string();
+        for (char& ch : ext) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        if (ext != ".png") {
+            std::fprintf(stderr, "error: --screenshot writes PNG images: name the file .png (got '%s')\n",
+                         o.screenshot_path.c_str());
+            return 2;
+        }
+    }
     auto where = [](const std::string& f) { return std::filesystem::absolute(f).lexically_normal(); };
     if (!o.save_path.empty() && !o.metrics_path.empty() && where(o.save_path) == where(o.metrics_path)) {
         std::fprintf(stderr, "error: --save and --metrics name the same file '%s': give each its own\n",

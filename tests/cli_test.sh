@@ -93,6 +93,7 @@ window_expect "Ctrl+O loads" --data "$corpus" --save "$tmp/x.safetensors"
 window_expect "Performance panel" --data "$corpus" --profile
 window_expect "--checkpoint needs a file name" --data "$corpus" --checkpoint ""
 window_expect "--screenshot '$tmp' is a folder" --data "$corpus" --screenshot "$tmp"
+window_expect "--screenshot writes PNG images: name the file .png (got '$tmp/shot.jpg')" --data "$corpus" --screenshot "$tmp/shot.jpg"
 
 # Every numeric flag at zero, negative, NaN, huge and non-numeric: exit 2 with the flag named, or a clean run
 # where the value is meaningful (e.g. --top-k 0 means no top-k).

@@ -61,6 +61,11 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     tr.step();
     std::string good = tmp_path("good.safetensors");
     save_checkpoint(good, snapshot(tr, {}), tr.model().params_info());
+    Checkpoint negative = snapshot(tr, {});  // written with a valid checksum, but no run has a step below 0
+    negative.state.step = -5;
+    std::string neg = tmp_path("negative.safetensors");
+    save_checkpoint(neg, negative, tr.model().params_info());
+    CHECK_THAT(test::error_of([&] { load_checkpoint(neg); }), Catch::Contains("damaged metadata"));
     std::ifstream in(good, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto write = [](const std::string& p, const std::string& b) { std::ofstream(p, std::ios::binary) << b; return p; };

@@ -236,6 +236,7 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
         ck.vocab = json::parse(meta.at("vocab").get<std::string>()).get<std::vector<uint32_t>>();
         ck.corpus = meta.value("corpus", "");
         ck.state.step = std::stoi(meta.at("step").get<std::string>());
+        if (ck.state.step < 0) throw std::runtime_error("step");
         json rng = json::parse(meta.at("rng").get<std::string>());
         auto r = rng.at("train").get<std::vector<uint64_t>>(), e = rng.at("eval").get<std::vector<uint64_t>>();
         if (r.size() != 4 || e.size() != 4) throw std::runtime_error("rng");
