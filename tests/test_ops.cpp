@@ -707,7 +707,9 @@ TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums"
     const uint32_t M = Trainer::k_cpu_max_rows;
     auto ones = [](size_t n) { return upload(std::vector<float>(n, 1.0f)); };
     SECTION("sums over the rows: matmul's dw and dbias (K > N: one row range on a CPU), LayerNorm's dbias, the mean") {
-        const uint32_t N = 8, K = 64;
+        // N 8, K 64: 8 x 16 dw tiles; N 64, K 256: 8 x 32 (matmul_dw_tkw 8), the most work a row
+        auto [N, K] = GENERATE(std::pair{8u, 64u}, std::pair{64u, 256u});
+        INFO("N " << N << " K " << K);
         auto dout = ones(size_t(M) * N), inp = ones(size_t(M) * K), w = ones(size_t(N) * K);
         auto dinp = zeros(size_t(M) * K), dw = zeros(size_t(N) * K), db = zeros(N);
         uint32_t splits = ops::matmul_backward_splits(test::ctx(), M, N, K);
@@ -748,15 +750,20 @@ TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums"
         for (auto& o : off) o = uint32_t(r.below(NT - T - 1));
         auto logits = test::randn(r, size_t(B) * T * V, 0.02);
         auto gl = upload(logits), gtok = upload(tokens), goff = upload(off);
-        auto losses = zeros(B * T), losses2 = zeros(B * T), dlogits = zeros(size_t(B) * T * V);
+        auto losses = zeros(B * T), losses2 = zeros(B * T), dlogits = zeros(size_t(B) * T * V),
+             dlogits2 = zeros(size_t(B) * T * V);
         test::run([&](Program& p) {
             ops::crossentropy_forward(test::kernels(), p, losses, gl, gtok, goff, B, T, V);
+            ops::crossentropy_backward(test::kernels(), p, dlogits2, gl, gtok, goff, B, T, V);
             ops::crossentropy_fused(test::kernels(), p, losses2, dlogits, gl, gtok, goff, B, T, V);
         });
-        std::vector<double> rl;
+        std::vector<double> rl, rd;
         ref::crossentropy_forward(rl, logits, tokens, off, B, T, V);
+        ref::crossentropy_backward(rd, logits, tokens, off, B, T, V);
         test::require_close(download(losses, B * T), rl, 1e-4, 1e-5, "losses");
         test::require_close(download(losses2, B * T), rl, 1e-4, 1e-5, "fused losses");
+        test::require_close(download(dlogits, size_t(B) * T * V), rd, 1e-9, 1e-4, "fused dlogits");
+        test::require_close(download(dlogits2, size_t(B) * T * V), rd, 1e-9, 1e-4, "dlogits");
     }
     SECTION("attention at the largest block x head size") {
         Rng r(3);
@@ -766,7 +773,7 @@ TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums"
         for (auto [T, HS] : {std::pair{256, 128}, std::pair{1024, 32}}) {
             REQUIRE(uint64_t(T) * HS == Trainer::k_cpu_max_block_x_head);
             INFO("T " << T << " HS " << HS);
-            check_attention(r, key, k, 1, T, 1, HS, true, 0.0f, false);
+            for (float drop : {0.0f, 0.2f}) check_attention(r, key, k, 1, T, 1, HS, true, drop, false);
         }
     }
 }
