@@ -14,7 +14,7 @@ out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
-clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
+clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
 for h in corpus checkpoint; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"

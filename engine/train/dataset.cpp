@@ -64,7 +64,7 @@ Dataset Dataset::from_file(const std::string& path) {
         ss << f.rdbuf();
         return from_text(ss.str(), path);
     }
-    // a pipe (--data /dev/stdin, <(command), a FIFO): read to its end, at most one byte past the limit
+    // a pipe (--data /dev/stdin, <(command), a FIFO): read to its end, or until past the limit (from_text refuses it)
     std::string text;
     char buf[1 << 16];
     while (text.size() <= MAX_CORPUS_BYTES && f.read(buf, sizeof buf).gcount() > 0) text.append(buf, size_t(f.gcount()));

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ops/adamw.h"
+#include "ops/attention.h"
 
 namespace attn {
 
@@ -47,10 +48,14 @@ void Trainer::check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_s
     uint64_t rows = uint64_t(cfg.batch_size) * cfg.block_size;
     if (rows > k_cpu_max_rows)
         refuse("--batch-size x --block-size", rows, k_cpu_max_rows, "Lower --batch-size or --block-size");
+    // the vec4 attention kernels unroll their loops over the head (a specialisation constant), the others loop over
+    // it (head sizes not a multiple of 4, or above 128): T x head size iterations a row, several times over
     uint64_t span = uint64_t(cfg.block_size) * cfg.hs();
-    if (cfg.kind != ModelKind::Bigram && span > k_cpu_max_block_x_head)
-        refuse("--block-size x head size", span, k_cpu_max_block_x_head,
-               "Lower --block-size, or use smaller heads (more --n-head, or a smaller --n-embd or --head-size)");
+    if (cfg.kind != ModelKind::Bigram && !ops::attention_vec4(uint32_t(cfg.hs())) && span > k_cpu_max_block_x_head)
+        refuse("--block-size x head size (" + std::to_string(cfg.hs()) + ": not a multiple of 4 up to 128)", span,
+               k_cpu_max_block_x_head,
+               "Lower --block-size, or use a head size that is a multiple of 4 up to 128 (--n-head, --n-embd, "
+               "--head-size)");
 }
 
 Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)

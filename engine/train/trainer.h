@@ -42,10 +42,11 @@ public:
     static void check(const Context& ctx, const Dataset& data, const Config& cfg);
     // On a CPU driver (lavapipe, llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS) every loop of one shader invocation stops
     // once 65535 iterations have run in all, so a kernel whose loops scale with the vocabulary (cross-entropy), the
-    // rows of a batch (sums over B*T: dw, dbias, the loss's mean, the embedding's gradient) or a block's keys x head
-    // size (attention) would return wrong sums without an error. The largest shapes measured right there
-    // (test_ops.cpp, "[loops]"); check throws for larger ones, on CPU devices only.
-    static constexpr uint64_t k_cpu_max_vocab = 16384, k_cpu_max_rows = 32768, k_cpu_max_block_x_head = 32768;
+    // rows of a batch (sums over B*T: dw, dbias, the loss's mean, the embedding's gradient) or, for head sizes the
+    // vec4 attention kernels do not take (ops::attention_vec4), a block's keys x head size would return wrong sums
+    // without an error. The largest shapes measured right there (test_ops.cpp, "[loops]"); check throws for larger
+    // ones, on CPU devices only.
+    static constexpr uint64_t k_cpu_max_vocab = 16384, k_cpu_max_rows = 32768, k_cpu_max_block_x_head = 16384;
     static void check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_size);
 
     // Multiply-adds of one training step (forward + backward) of cfg's model: 3 x parameters x tokens a batch.
