@@ -335,8 +335,9 @@ int run_lab_command(int argc, char** argv) {
         std::fprintf(stderr, "error: no lab demo '%s'; the demos are: %s\n", args[0].c_str(), lab::demo_names().c_str());
         return 2;
     }
-    if (std::find_if(args.begin() + 1, args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; }) !=
-        args.end()) {  // lab NAME --help: the demo's title and its options (its line of k_usage)
+    bool help = false;  // --help or -h where a flag stands (a value may be "-h": lab position --text -h)
+    for (size_t i = 1; i < args.size(); i += 2) help |= args[i] == "--help" || args[i] == "-h";
+    if (help) {  // lab NAME --help: the demo's title and its options (its line of k_usage)
         std::string usage = k_usage, key = "\n  " + demo->name + " ", opts;
         if (size_t at = usage.find(key); at != std::string::npos) {
             size_t from = at + key.size(), to = usage.find('\n', from);

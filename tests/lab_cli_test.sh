@@ -71,5 +71,6 @@ error 2 "(use a longer text, about 90 characters)" lab encoder --data "$short"
 rm -f "$short"
 check "lab NAME --help" 0 "^usage: attnlab lab softmax \[--device N\] \[--scores" lab softmax --help
 check "lab NAME -h" 0 "^encoder: Encoder versus decoder" lab encoder --steps 5 -h
+error 2 "the replacement must have T = 8" lab batches --change 1 --replacement --help  # a value, not a request for help
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

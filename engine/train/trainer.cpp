@@ -158,14 +158,25 @@ void Trainer::set_live(const Config& c) {
     if (!errs.empty()) throw Error(errs.front().message);
     check_cpu_loops(m_ctx, next, m_data.vocab_size());  // a larger batch
     bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout;
+    const Config before = m_cfg;
     m_cfg = next;
-    if (rerecord) {
-        m_model->set_switches(next.causal, next.dropout);
+    if (!rerecord) return;
+    auto record = [&] {
+        m_model->set_switches(m_cfg.causal, m_cfg.dropout);
         build_programs();
         m_gen_prog = std::make_unique<Program>(m_ctx);
         m_gen_prog->begin();
         m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
         m_gen_prog->end();
+    };
+    try {
+        record();
+    } catch (const DeviceError&) {
+        throw;
+    } catch (const std::exception&) {  // e.g. a batch whose tensors exceed a limit: the trainer as it was, then why
+        m_cfg = before;
+        record();
+        throw;
     }
 }
 
