@@ -61,10 +61,10 @@ expect 2 "--resume needs a file name" --data "$corpus" --resume ""
 [ -p "$tmp/fifo" ] && passes=$((passes+1)) || { echo "FAIL: the fifo was replaced by a file"; fails=$((fails+1)); }
 expect 0 "" --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --metrics /dev/stdout  # written in place
 expect 2 "name the same file" --data "$corpus" --save "$tmp/y.st" --metrics "$tmp/./y.st"
-# a corpus through a pipe is read to its end
-out=$(head -c 20000 "$corpus" | "$bin" --headless --quiet --data /dev/stdin --preset bigram --max-iters 1 --eval-iters 1 \
+# a corpus through a pipe is read to its end (the whole file: many reads)
+out=$(cat "$corpus" | "$bin" --headless --quiet --data /dev/stdin --preset bigram --max-iters 1 --eval-iters 1 \
       --sample-chars 0 2>/dev/null); rc=$?
-if [ $rc -eq 0 ] && grep -q "^corpus: /dev/stdin (20000 bytes" <<<"$out"; then passes=$((passes+1)); else
+if [ $rc -eq 0 ] && grep -q "^corpus: /dev/stdin ($(stat -c %s "$corpus") bytes" <<<"$out"; then passes=$((passes+1)); else
     echo "FAIL: a piped corpus (exit $rc):"; echo "$out"; fails=$((fails+1)); fi
 # an output over an input: the corpus (also through a link) or, for the metrics, the checkpoint resumed
 head -c 20000 "$corpus" > "$tmp/own.txt"
