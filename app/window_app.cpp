@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -152,28 +153,53 @@ const char* const k_autosave_path = "attnlab_autosave.safetensors";
 struct ResumePrompt {
     bool open = false;
     int step = 0;
+    std::string set_aside;   // an autosave this start cannot offer, renamed so that no autosave overwrites it: why
+    bool keep_off = false;   // it could not be renamed: no autosave this run (it would overwrite the file)
 };
 
-// The autosave, if there is one and it fits the corpus (read and checked here: only its step is kept).
+// The autosave, if there is one and it fits the corpus (read and checked here: only its step is kept). One of
+// another corpus, or damaged, is set aside under a dated name (the next autosave would overwrite it) and said so.
 ResumePrompt find_autosave(const Dataset& data) {
     ResumePrompt r;
     std::error_code ec;
     if (!std::filesystem::exists(k_autosave_path, ec)) return r;
+    std::string why;
     try {
         Checkpoint ck = load_checkpoint(k_autosave_path);
         check_resumable(ck, data.vocab(), nullptr);
-        if (!validate(ck.config).empty()) return r;
+        if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
         r.open = true;
         r.step = ck.state.step;
-    } catch (const std::exception&) {
-        // another corpus or a damaged file: start fresh without asking
+        return r;
+    } catch (const std::exception& e) {
+        why = e.what();
     }
+    char stamp[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    std::string kept = std::string("attnlab_autosave.set-aside-") + stamp + ".safetensors";
+    std::filesystem::rename(k_autosave_path, kept, ec);
+    r.keep_off = bool(ec);
+    r.set_aside = std::string(k_autosave_path) + " cannot be resumed here (" + why + "): " +
+                  (ec ? "it could not be renamed (" + ec.message() + "), so nothing is autosaved this run"
+                      : "kept as " + kept + ", a fresh run starts");
     return r;
 }
 
 void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
     if (resume) tt.load_checkpoint_from(k_autosave_path);
     rp.open = false;
+}
+
+// What happened to an autosave this start could not offer, until OK (or Enter / Esc).
+void draw_set_aside(ResumePrompt& rp) {
+    if (rp.set_aside.empty()) return;
+    begin_prompt("Autosave set aside");
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+    ImGui::TextUnformatted(rp.set_aside.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("OK (Enter)")) rp.set_aside.clear();
+    ImGui::End();
 }
 
 // A small window in the middle, never modal: training goes on underneath until the user picks.
@@ -230,6 +256,10 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     if (resume.open) {
         std::printf("attnlab: %s holds a run of step %d: resume it? (Enter resumes, Esc starts fresh)\n",
                     k_autosave_path, resume.step);
+        std::fflush(stdout);
+    }
+    if (!resume.set_aside.empty()) {
+        std::printf("attnlab: %s\n", resume.set_aside.c_str());
         std::fflush(stdout);
     }
     TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault);
@@ -293,7 +323,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
             // no autosave while the resume prompt is open: the file holds the run it offers, which must not be
             // overwritten by the fresh one training underneath (not on quit, not by a device failure's rescue) before
             // the user has chosen (-2: "no file" told to the thread)
-            double want_autosave = resume.open ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+            double want_autosave = resume.open || resume.keep_off ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
             if (want_autosave != autosave_min) {
                 autosave_min = want_autosave;
                 tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);
@@ -371,6 +401,10 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                     resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
                     continue;
                 }
+                if (!resume.set_aside.empty() && answer) {
+                    resume.set_aside.clear();
+                    continue;
+                }
                 if (p.controls.confirm_reset_step >= 0 && answer) {
                     reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
                     continue;
@@ -388,6 +422,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
             shot |= draw_panels(p, snap, tt);
             draw_lab(lab, ctx, snap, tt);
             draw_resume_prompt(resume, tt);
+            draw_set_aside(resume);
             draw_reset_prompt(p.controls, tt);
             ImGui::Render();
             // --exit-after-steps: a few frames after the final step so every panel shows it, then grab and leave.

@@ -3,7 +3,7 @@
 # accepts; Ctrl+O loads it back (the step returns to the saved one); autosave (--autosave 0.05: every 3 s) writes
 # attnlab_autosave.safetensors while training and again when the window is closed (Alt+F4); the next start offers
 # to resume it, Enter resumes at that step, and training goes on from there. `kill` (SIGTERM) quits like a close,
-# autosave included. R asks before it resets a run with steps.
+# autosave included. R asks before it resets a run with steps. A damaged autosave is set aside, not overwritten.
 # Usage: app_checkpoint_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -133,5 +133,21 @@ window_session 300 "" '
     r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave"
     [ "$r" = "$killed" ] || fail "the autosave offered (step $killed) now holds step $r"
     echo "prompt left open: the autosave of step $killed was kept"
+
+    # --- fifth run: an autosave this start cannot resume (damaged) is set aside, never overwritten, and said so ---
+    head -c 3000 attnlab_autosave.safetensors > attnlab_autosave.safetensors.part
+    mv attnlab_autosave.safetensors.part attnlab_autosave.safetensors
+    damaged=$(md5sum < attnlab_autosave.safetensors)
+    start five.out --eval-interval 100 --autosave 0.02
+    wait_for five.out "^attnlab: attnlab_autosave.safetensors cannot be resumed here \(.*truncated.*\): kept as attnlab_autosave.set-aside-[0-9-]+.safetensors, a fresh run starts$" 30 ||
+        fail "the damaged autosave was not set aside with a message"
+    kept=$(grep -oE "attnlab_autosave.set-aside-[0-9-]+.safetensors" five.out | head -1)
+    [ "$(md5sum < "$kept")" = "$damaged" ] || fail "the set-aside file $kept is not the damaged autosave"
+    wait_steps 50 || fail "the fifth window did not train"
+    key Return  # dismiss the note
+    close_window
+    grep -q "^attnlab: autosaved step [0-9]* to attnlab_autosave.safetensors$" five.out || fail "the fresh run did not autosave"
+    [ "$(md5sum < "$kept")" = "$damaged" ] || fail "the set-aside autosave was changed"
+    echo "damaged autosave: set aside as $kept, the fresh run autosaved anew"
     echo PASS
 '
