@@ -25,6 +25,11 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     const char* state = snap.fatal ? "STOPPED" : !snap.busy.empty() ? "BUSY" : snap.running ? "RUNNING" : "PAUSED";
     ImGui::TextColored(snap.running ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.8f, 0.3f, 1), "%s", state);
     ImGui::SameLine();
+    if (!snap.has_model && snap.busy.empty() && !snap.message.empty()) {  // nothing could be built: say why here,
+        // where it is seen at once (Controls, which says it too, may be scrolled)
+        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "no model: %s", snap.message.c_str());
+        return;
+    }
     StatusState::Shown& s = st.shown;
     if (st.readout.due(readout_state(snap, s.step)))
         s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps};
