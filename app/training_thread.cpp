@@ -350,9 +350,18 @@ void TrainingThread::do_eval() {
         publish();
     }
     auto t0 = Clock::now();
+    auto shown = t0;
+    // a long evaluation (the gpt preset's on a CPU: minutes) shows how far it has got, twice a second at most
+    auto progress = [&](int done, int total) {
+        if (Clock::now() - shown < std::chrono::milliseconds(500)) return;
+        shown = Clock::now();
+        std::lock_guard lk(m_mutex);
+        m_snap.busy = "estimating the loss: batch " + std::to_string(done + 1) + " of " + std::to_string(total);
+        publish();
+    };
     EvalResult e;
     try {
-        e = m_trainer->estimate_loss();
+        e = m_trainer->estimate_loss(progress);
     } catch (const Interrupted&) {  // quitting: the trainer is as before the evaluation
         std::lock_guard lk(m_mutex);
         m_snap.busy.clear();

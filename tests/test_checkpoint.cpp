@@ -178,7 +178,10 @@ TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer 
     REQUIRE(calls == 5);
     b.set_stop_check({});
     // the RNG states were put back: the same evaluation and the same training batches as a trainer never stopped
-    EvalResult ea = a.estimate_loss(), eb = b.estimate_loss();
+    std::vector<std::pair<int, int>> seen;  // the progress callback: before each of the 2 x 6 batches, in order
+    EvalResult ea = a.estimate_loss(), eb = b.estimate_loss([&](int done, int total) { seen.push_back({done, total}); });
+    REQUIRE(seen.size() == 12);
+    for (int i = 0; i < 12; i++) REQUIRE(seen[i] == std::pair{i, 12});
     REQUIRE(ea.train == eb.train);
     REQUIRE(ea.val == eb.val);
     REQUIRE(a.step().loss == b.step().loss);

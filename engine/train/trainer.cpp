@@ -276,7 +276,7 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     return r;
 }
 
-EvalResult Trainer::estimate_loss() {
+EvalResult Trainer::estimate_loss(const std::function<void(int done, int total)>& progress) {
     EvalResult e;
     std::vector<uint32_t> offs(m_cfg.batch_size);
     const float* res = static_cast<const float*>(m_act->result.mapped());
@@ -288,6 +288,7 @@ EvalResult Trainer::estimate_loss() {
                 m_rng = rng, m_eval_rng = eval_rng;
                 throw Interrupted();
             }
+            if (progress) progress(split * m_cfg.eval_iters + i, 2 * m_cfg.eval_iters);
             sample_batch(offs, split == 1);
             std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
             m_eval_prog->run();

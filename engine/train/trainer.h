@@ -70,7 +70,8 @@ public:
     // `fixed` (B,) pins the batch offsets (tests, overfitting demos); nullptr samples a random batch.
     StepResult step(const std::vector<uint32_t>* fixed = nullptr);
     // The lecture's estimate_loss: mean loss over eval_iters random batches of each split, forward only.
-    EvalResult estimate_loss();
+    // progress, if given, is called before each batch with (batches done, batches in all).
+    EvalResult estimate_loss(const std::function<void(int done, int total)>& progress = {});
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
     std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
     // Asked between the batches of estimate_loss and the characters of generate (long on a CPU for big models):
