@@ -264,9 +264,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     }
     // an output over an input would destroy it: the text learnt from, or (the metrics) the checkpoint resumed
     // (--save over --resume is fine: it is read first, then continued)
-    auto same = [&](const std::string& a, const std::string& b) {
+    auto same = [&](const std::string& a, const std::string& b) {  // b, an input, is a file a write would replace
         std::error_code ec;
-        return !a.empty() && !b.empty() && (where(a) == where(b) || std::filesystem::equivalent(a, b, ec));
+        return !a.empty() && !b.empty() &&
+               (where(a) == where(b) || (std::filesystem::is_regular_file(b, ec) && std::filesystem::equivalent(a, b, ec)));
     };
     struct Clash { const char *out_flag, *in_what; const std::string *out, *in; };
     for (const Clash& c : {Clash{"--save", "the corpus", &o.save_path, &o.data_path},
