@@ -19,6 +19,7 @@
 #include <imgui_impl_vulkan.h>
 #include <stb_image_write.h>
 
+#include "fonts.h"
 #include "interrupt.h"
 #include "panel_lab.h"
 #include "panels.h"
@@ -245,7 +246,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 0;
     KeyPresses presses;
     ImGuiGlfwBackend glfw_backend(win, &presses);
+    add_fonts(data.vocab());  // before the renderer builds the font atlas
     Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
+    if (std::string m = missing_glyphs(data.vocab()); !m.empty()) {
+        std::printf("attnlab: %s\n", m.c_str());
+        std::fflush(stdout);
+    }
     if (!o.metrics_path.empty() && !std::ofstream(o.metrics_path)) {
         std::fprintf(stderr, "error: cannot write --metrics file '%s': check the folder exists and is writable\n",
                      o.metrics_path.c_str());

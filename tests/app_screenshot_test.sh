@@ -70,4 +70,16 @@ read -r SX SY SW SH <<<"$(field samples 1) $(field samples 2) $(field samples 3)
 ntext=$(pixels "$SX" "$SY" "$SW" "$SH" | awk '($3 + $4 + $5) / 3 > 150 { n++ } END { print n + 0 }')
 echo "samples: $ntext text pixels"
 [ "$ntext" -ge 200 ] || fail "no sample text drawn"
+
+# Fonts: tiny Shakespeare draws every character; a corpus of accented Latin, Greek, Cyrillic and CJK too (DejaVu Sans
+# and Droid Sans Fallback merged into the pixel font, app/fonts.cpp); only its emoji, past U+FFFF, is said to draw as
+# U+FFFD. (A '?' would be ambiguous: the corpus has real ones.)
+! grep "draw as" "$OUT/stdout" || fail "tiny Shakespeare: characters said to have no glyph"
+for i in $(seq 500); do printf 'caf\xc3\xa9 na\xc3\xafve \xce\xa9\xce\xbc\xce\xad\xce\xb3\xce\xb1 \xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 \xe4\xb8\xad\xe6\x96\x87 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x98\x80 Stra\xc3\x9fe\n'; done >"$OUT/uni.txt"
+timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 2 --data "$OUT/uni.txt" \
+    --preset single-head --eval-interval 2 --eval-iters 2 >"$OUT/uni.stdout" 2>&1 ||
+    { cat "$OUT/uni.stdout" >&2; fail "attnlab on a Unicode corpus exited $?"; }
+grep "draw as" "$OUT/uni.stdout"
+grep -q "^attnlab: 1 of the corpus's 31 characters draw as .* (e.g. .* (U+1F600)): they are past U+FFFF" \
+    "$OUT/uni.stdout" || fail "a Unicode corpus: want only the emoji without a glyph (scripts/setup.sh installs the fonts)"
 echo "PASS"

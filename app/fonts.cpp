@@ -1,0 +1,105 @@
+// See fonts.h. Glyphs are rasterised once, at start-up, for the ranges below and the corpus's own characters.
+#include "fonts.h"
+
+#include <imgui.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace attn {
+
+namespace {
+
+// Latin-1 and Latin Extended A/B, IPA, Greek, Cyrillic; punctuation, currency, letter-like symbols, arrows, maths,
+// box drawing and shapes; U+FFFD, which then replaces '?' as the glyph of a character no font has.
+const ImWchar k_text_ranges[] = {0x00A0, 0x052F, 0x2000, 0x206F, 0x20A0, 0x20CF, 0x2100, 0x214F,
+                                 0x2190, 0x22FF, 0x2500, 0x25FF, 0xFFFD, 0xFFFD, 0};
+
+// First existing file of each kind: a text font (Latin, Greek, Cyrillic, symbols), then one with CJK.
+const char* const k_text_fonts[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                                    "/usr/share/fonts/truetype/freefont/FreeSans.ttf"};
+const char* const k_cjk_fonts[] = {"/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+                                   "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+                                   "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"};
+
+// The glyph ranges must outlive the atlas's build: kept here for the process.
+ImVector<ImWchar> g_text_ranges, g_corpus_ranges;
+
+template <size_t N>
+const char* first_existing(const char* const (&paths)[N]) {
+    std::error_code ec;
+    for (const char* p : paths)
+        if (std::filesystem::is_regular_file(p, ec)) return p;
+    return nullptr;
+}
+
+std::string utf8(uint32_t c) {
+    std::string s;
+    if (c < 0x80) s += char(c);
+    else if (c < 0x800) s += {char(0xC0 | c >> 6), char(0x80 | (c & 0x3F))};
+    else if (c < 0x10000) s += {char(0xE0 | c >> 12), char(0x80 | (c >> 6 & 0x3F)), char(0x80 | (c & 0x3F))};
+    else s += {char(0xF0 | c >> 18), char(0x80 | (c >> 12 & 0x3F)), char(0x80 | (c >> 6 & 0x3F)), char(0x80 | (c & 0x3F))};
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> add_fonts(const std::vector<uint32_t>& vocab) {
+    ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+    atlas->AddFontDefault();  // ProggyClean 13 px: every panel's layout is measured in it
+    const float px = atlas->ConfigData.back().SizePixels;  // the font's own size is set only when the atlas is built
+    std::vector<std::string> used;
+    ImFontGlyphRangesBuilder text, corpus;
+    text.AddRanges(k_text_ranges);
+    for (uint32_t c : vocab)
+        if (c >= 0x80 && c <= 0xFFFF) {  // this Dear ImGui's ImWchar is 16 bits: nothing past U+FFFF draws
+            text.AddChar(ImWchar(c));
+            corpus.AddChar(ImWchar(c));
+        }
+    text.BuildRanges(&g_text_ranges);
+    corpus.BuildRanges(&g_corpus_ranges);
+    ImFontConfig cfg;
+    cfg.MergeMode = true;  // glyphs the fonts before it lack, only
+    cfg.OversampleH = 2;
+    if (const char* path = first_existing(k_text_fonts)) {
+        atlas->AddFontFromFileTTF(path, px, &cfg, g_text_ranges.Data);
+        used.push_back(path);
+    }
+    // The CJK font only for characters the corpus has: a CJK text's few thousand, not the font's tens of thousands.
+    if (g_corpus_ranges.Size > 1)
+        if (const char* path = first_existing(k_cjk_fonts)) {
+            atlas->AddFontFromFileTTF(path, px, &cfg, g_corpus_ranges.Data);
+            used.push_back(path);
+        }
+    return used;
+}
+
+std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
+    ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+    if (!font) return "";
+    int missing = 0, beyond = 0;
+    std::string examples;
+    for (uint32_t c : vocab) {
+        if (c < 0x20 || c == 0x7F) continue;  // control characters (newline, tab) are drawn as escapes
+        bool has = c <= 0xFFFF && font->FindGlyphNoFallback(ImWchar(c)) != nullptr;
+        if (has) continue;
+        if (c > 0xFFFF) beyond++;
+        if (++missing <= 5) {
+            char code[16];
+            std::snprintf(code, sizeof code, "U+%04X", unsigned(c));
+            examples += (examples.empty() ? "" : ", ") + utf8(c) + " (" + code + ")";
+        }
+    }
+    if (missing == 0) return "";
+    std::string why = beyond == missing ? "past U+FFFF (emoji and the like), which this Dear ImGui build cannot draw"
+                      : beyond > 0      ? "in no font installed, or past U+FFFF (emoji), which this Dear ImGui build "
+                                          "cannot draw"
+                                        : "in no font installed: install fonts-dejavu-core and fonts-droid-fallback "
+                                          "(CJK), or run scripts/setup.sh";
+    std::string shown = font->FindGlyphNoFallback(ImWchar(0xFFFD)) ? utf8(0xFFFD) : "'?'";
+    return std::to_string(missing) + " of the corpus's " + std::to_string(vocab.size()) + " characters draw as " +
+           shown + " (e.g. " + examples + (missing > 5 ? ", ..." : "") + "): they are " + why +
+           "; training is not affected";
+}
+
+}  // namespace attn
