@@ -56,6 +56,8 @@ std::vector<std::string> add_fonts(const std::vector<uint32_t>& vocab) {
             text.AddChar(ImWchar(c));
             corpus.AddChar(ImWchar(c));
         }
+    g_text_ranges.clear();  // BuildRanges appends: a second call (another corpus) would end at the first's 0
+    g_corpus_ranges.clear();
     text.BuildRanges(&g_text_ranges);
     corpus.BuildRanges(&g_corpus_ranges);
     ImFontConfig cfg;

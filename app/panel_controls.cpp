@@ -70,7 +70,16 @@ void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
     ImGui::End();
 }
 
-bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) {
+// The last item's rectangle (x, y, w, h) for the screenshot's layout sidecar; all 0 when it is scrolled out of view.
+static ImVec4 visible_rect() {
+    if (!ImGui::IsItemVisible()) return {};
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImVec2 clip_a = ImGui::GetWindowDrawList()->GetClipRectMin(), clip_b = ImGui::GetWindowDrawList()->GetClipRectMax();
+    if (a.y < clip_a.y || b.y > clip_b.y) return {};  // partly hidden: not a place to click
+    return {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     if (!st.initialised && snap.version > 0) {
         st.edit = snap.cfg;
         st.corpus_path = snap.corpus_path;
@@ -252,6 +261,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     ImGui::PushItemWidth(-1);
     ImGui::TextUnformatted("corpus (UTF-8 text file)");
     ImGui::InputText("##corpus", &st.corpus_path);
+    layout.corpus_field = visible_rect();
     ImGui::PopItemWidth();
     if (!snap.restart_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
@@ -261,6 +271,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt) 
     bool pending = restart_fields_differ(e, snap.cfg) || st.corpus_path != snap.corpus_path;
     ImGui::BeginDisabled(!rerrs.empty() || snap.fatal);
     if (ImGui::Button("Apply & restart")) tt.restart(e, st.corpus_path);
+    layout.restart_button = visible_rect();
     ImGui::EndDisabled();
     ImGui::TextWrapped("%sRestarting loses the current weights, all %d steps, the loss history and the samples.",
                        pending ? "Changed. " : "", snap.step);

@@ -15,6 +15,7 @@ struct PanelLayout {
     int heatmap_T = 0;
     ImVec4 loss_plot{};
     ImVec4 samples_text{};
+    ImVec4 corpus_field{}, restart_button{};  // Controls' corpus path and Apply & restart (w 0: scrolled out of view)
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0;
 };
 
@@ -46,7 +47,7 @@ void reset_answer(ControlsState& st, TrainingThread& tt, bool reset);
 void draw_reset_prompt(ControlsState& st, TrainingThread& tt);
 // A small window in the middle of the main one for a question (Reset?, Resume?); end it with ImGui::End().
 void begin_prompt(const char* title);
-bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
+bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 
 // A finished run drawn faintly behind the current one (A/B); the user can hide, rename or remove it.
 struct Ghost {

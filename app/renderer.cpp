@@ -157,7 +157,7 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
 
     create_targets();
 
-    ImGui_ImplVulkan_InitInfo ii{};
+    ImGui_ImplVulkan_InitInfo& ii = m_imgui_info;
     ii.Instance = ctx.instance();
     ii.PhysicalDevice = pd;
     ii.Device = dev;
@@ -168,10 +168,24 @@ Renderer::Renderer(Context& ctx, GLFWwindow* window, std::unique_ptr<X11ShmPrese
     ii.ImageCount = 3;  // vertex buffers rotate over this many frames: more than k_frames in flight
     ii.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
     ii.CheckVkResultFn = imgui_check;
-    if (!ImGui_ImplVulkan_Init(&ii, m_render_pass)) throw Error("Dear ImGui's Vulkan backend failed to start");
+    start_imgui();
+}
+
+// Dear ImGui's Vulkan backend, and the font atlas uploaded as its texture.
+void Renderer::start_imgui() {
+    if (!ImGui_ImplVulkan_Init(&m_imgui_info, m_render_pass)) throw Error("Dear ImGui's Vulkan backend failed to start");
     m_imgui_ready = true;
-    ctx.run_once([](VkCommandBuffer cb) { ImGui_ImplVulkan_CreateFontsTexture(cb); });
+    m_ctx.run_once([](VkCommandBuffer cb) { ImGui_ImplVulkan_CreateFontsTexture(cb); });
     ImGui_ImplVulkan_DestroyFontUploadObjects();
+}
+
+void Renderer::rebuild_fonts() {
+    wait_queue_idle();  // frames in flight draw with the old font texture
+    ImGui_ImplVulkan_Shutdown();  // 1.86 cannot replace the font texture alone: the backend starts anew
+    m_imgui_ready = false;
+    VK_CHECK(vkResetDescriptorPool(m_ctx.device(), m_imgui_pool, 0));  // the old font's descriptor set
+    start_imgui();
+    m_prev_valid = false;  // the last frame's pixels were drawn with the old atlas
 }
 
 Renderer::~Renderer() {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <imgui_impl_vulkan.h>
+
 #include "vk/buffer.h"
 #include "vk/context.h"
 #include "present_x11.h"
@@ -36,6 +38,8 @@ public:
     // Returns false when the frame was skipped (swapchain out of date, window minimised).
     bool render(ImDrawData* draw_data, Image* grab);
     bool can_grab() const { return m_can_grab; }
+    // Uploads ImGui's font atlas again after it was rebuilt (another corpus, other characters); between frames.
+    void rebuild_fonts();
     int width() const { return int(m_extent.width); }
     int height() const { return int(m_extent.height); }
 
@@ -54,6 +58,7 @@ private:
     void create_offscreen(VkExtent2D ext);  // the X11 shared-memory path's one image
     void destroy_swapchain_images();
     void wait_queue_idle();
+    void start_imgui();  // ImGui's Vulkan backend with m_imgui_info, and the font texture
 
     Context& m_ctx;
     GLFWwindow* m_window;
@@ -103,6 +108,7 @@ private:
     int m_frame = 0;
     Buffer m_readback;
     bool m_imgui_ready = false;
+    ImGui_ImplVulkan_InitInfo m_imgui_info{};
 };
 
 }  // namespace attn

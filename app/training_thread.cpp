@@ -263,6 +263,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         s.corpus_path = m_corpus_path;
         s.corpus_bytes = m_data->bytes();
         s.vocab = m_data->vocab_size();
+        if (!s.vocab_chars || *s.vocab_chars != m_data->vocab())
+            s.vocab_chars = std::make_shared<const std::vector<uint32_t>>(m_data->vocab());
         s.params = m_trainer->num_params();
         s.done = false;
         s.model_id = ++m_model_id;

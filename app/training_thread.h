@@ -66,6 +66,8 @@ struct Snapshot {
     std::string corpus_name, corpus_path;
     size_t corpus_bytes = 0;
     int vocab = 0;
+    // the corpus's characters (code points), for the window's fonts: shared, a new vector only with a new corpus
+    std::shared_ptr<const std::vector<uint32_t>> vocab_chars;
     size_t params = 0;
     std::vector<FinishedRun> finished_runs;  // the last few finished runs, oldest first (ids keep counting)
     // all-heads view (when asked for): (att_layers, att_heads, att_grid, att_grid), each T x T map averaged in blocks

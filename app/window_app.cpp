@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,10 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     rgb("val", l.val_colour);
     rect("samples", l.samples_text);
     f << '\n';
+    rect("corpus_field", l.corpus_field);
+    f << '\n';
+    rect("restart_button", l.restart_button);
+    f << '\n';
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".
@@ -127,7 +132,7 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     float main_h = H - status_h, top_h = std::floor(main_h * 0.56f), half = std::floor((W - ctrl_w) * 0.5f);
     p.layout = PanelLayout{};
     place("Controls", ImVec2(0, 0), ImVec2(ctrl_w, main_h));
-    bool shot = draw_controls(p.controls, snap, tt);
+    bool shot = draw_controls(p.controls, snap, tt, p.layout);
     ImGui::End();
     place("Loss", ImVec2(ctrl_w, 0), ImVec2(half, top_h), ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     draw_loss(p.loss, snap, p.layout);
@@ -246,12 +251,21 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 0;
     KeyPresses presses;
     ImGuiGlfwBackend glfw_backend(win, &presses);
-    add_fonts(data.vocab());  // before the renderer builds the font atlas
+    // The fonts have glyphs for the corpus's characters: made before the renderer uploads the atlas, and again when
+    // Apply & restart brings a corpus with other characters.
+    std::vector<uint32_t> font_vocab = data.vocab();
+    add_fonts(font_vocab);
     Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
-    if (std::string m = missing_glyphs(data.vocab()); !m.empty()) {
-        std::printf("attnlab: %s\n", m.c_str());
-        std::fflush(stdout);
-    }
+    auto say_missing_glyphs = [&] {
+        if (std::string m = missing_glyphs(font_vocab); !m.empty()) {
+            std::printf("attnlab: %s\n", m.c_str());
+            std::fflush(stdout);
+        }
+    };
+    say_missing_glyphs();
+    const char* shot_layout_env = std::getenv("ATTN_SHOT_LAYOUT");
+    const bool shot_layout = shot_layout_env && std::strcmp(shot_layout_env, "1") == 0;
+    std::shared_ptr<const std::vector<uint32_t>> vocab_seen;  // the training thread's, last looked at
     if (!o.metrics_path.empty() && !std::ofstream(o.metrics_path)) {
         std::fprintf(stderr, "error: cannot write --metrics file '%s': check the folder exists and is writable\n",
                      o.metrics_path.c_str());
@@ -381,6 +395,13 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                 return 2;
             }
 
+            if (snap.vocab_chars != vocab_seen && (vocab_seen = snap.vocab_chars) && *vocab_seen != font_vocab) {
+                font_vocab = *vocab_seen;  // (between frames: the atlas is locked during one)
+                io.Fonts->Clear();
+                add_fonts(font_vocab);
+                renderer.rebuild_fonts();
+                say_missing_glyphs();
+            }
             auto t_build = Clock::now();
             ImGui_ImplVulkan_NewFrame();
             ImGui_ImplGlfw_NewFrame();
@@ -461,13 +482,17 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                                                               : "attnlab_step" + std::to_string(snap.step) + ".png";
                 std::string err = write_png(img, path);
                 p.status.notice = err.empty() ? "screenshot: " + path : err;
+                // the layout sidecar, for tests: with --screenshot, and with F12 when ATTN_SHOT_LAYOUT=1 (where the
+                // widgets a test clicks are)
+                if (err.empty() && (final_frame || shot_layout)) {
+                    write_layout(img, p.layout, path + ".layout");
+                    append_lab_layout(lab, path + ".layout");
+                }
                 if (final_frame) {
                     if (!err.empty()) {
                         std::fprintf(stderr, "error: %s\n", err.c_str());
                         return 1;
                     }
-                    write_layout(img, p.layout, path + ".layout");
-                    append_lab_layout(lab, path + ".layout");
                     std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
                 }
             }
