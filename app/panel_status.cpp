@@ -1,8 +1,10 @@
 // Status bar: run state, step, speed (wall clock and GPU timestamps), frame rate, model, corpus, device.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "panels.h"
 
@@ -21,39 +23,91 @@ static std::string human_bytes(size_t n) {
     return buf;
 }
 
+// `text` cut to fit `width` pixels, "..." marking the cut.
+static std::string fit_text(const std::string& text, float width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    size_t n = text.size();
+    while (n > 0) {
+        n--;
+        while (n > 0 && (text[n] & 0xC0) == 0x80) n--;  // not inside a UTF-8 character
+        std::string cut = text.substr(0, n) + "...";
+        if (ImGui::CalcTextSize(cut.c_str()).x <= width) return cut;
+    }
+    return "...";
+}
+
 void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     const char* state = snap.fatal ? "STOPPED" : !snap.busy.empty() ? "BUSY" : snap.running ? "RUNNING" : "PAUSED";
     ImGui::TextColored(snap.running ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.8f, 0.3f, 1), "%s", state);
     ImGui::SameLine();
     if (!snap.has_model && snap.busy.empty() && !snap.message.empty()) {  // nothing could be built: say why here,
         // where it is seen at once (Controls, which says it too, may be scrolled)
-        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "no model: %s", snap.message.c_str());
+        std::string line = "no model: " + snap.message;
+        std::string shown = fit_text(line, ImGui::GetContentRegionAvail().x);
+        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", shown.c_str());
+        if (shown != line && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", line.c_str());
         return;
     }
     StatusState::Shown& s = st.shown;
     if (st.readout.due(readout_state(snap, s.step)))
         s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps};
+    // The bar's pieces, in order; a narrow window drops the least needed first (`drop`: higher goes first), and
+    // the tooltip then lists them.
+    struct Piece {
+        std::string text;
+        int drop;
+        bool dim = false;
+    };
+    std::vector<Piece> pieces;
+    char buf[160];
     // it/s is measured over whole seconds: "--" until the first second of training is over, not a false 0.0
-    char its[24];
-    if (s.it_per_s > 0 || !snap.running) std::snprintf(its, sizeof its, "%.1f", s.it_per_s);
-    else std::snprintf(its, sizeof its, "--");
-    ImGui::Text("step %d | %s it/s | %.0f tokens/s | %.2f ms/step (GPU %.2f ms) | %.0f/%d fps | %s, %zu params, "
-                "vocab %d | %s (%s) | %s",
-                s.step, its, s.tokens_per_s, s.ms_per_step, s.gpu_ms, s.fps, fps_cap,
-                snap.cfg.preset.c_str(), snap.params, snap.vocab, base_name(snap.corpus_name).c_str(),
-                human_bytes(snap.corpus_bytes).c_str(), st.device_name.c_str());
+    if (s.it_per_s > 0 || !snap.running) std::snprintf(buf, sizeof buf, "step %d | %.1f it/s", s.step, s.it_per_s);
+    else std::snprintf(buf, sizeof buf, "step %d | -- it/s", s.step);
+    pieces.push_back({buf, 0});
+    std::snprintf(buf, sizeof buf, "%.0f tokens/s", s.tokens_per_s);
+    pieces.push_back({buf, 1});
+    std::snprintf(buf, sizeof buf, "%.2f ms/step (GPU %.2f ms)", s.ms_per_step, s.gpu_ms);
+    pieces.push_back({buf, 3});
+    std::snprintf(buf, sizeof buf, "%.0f/%d fps", s.fps, fps_cap);
+    pieces.push_back({buf, 4});
+    std::snprintf(buf, sizeof buf, "%s, %zu params, vocab %d", snap.cfg.preset.c_str(), snap.params, snap.vocab);
+    pieces.push_back({buf, 5});
+    pieces.push_back({base_name(snap.corpus_name) + " (" + human_bytes(snap.corpus_bytes) + ")", 6});
+    pieces.push_back({st.device_name, 8});
+    if (st.saving) {
+        std::snprintf(buf, sizeof buf, "fewer frames while unwatched: move the mouse for %d fps", fps_cap);
+        pieces.push_back({buf, 7, true});
+    }
+    if (!st.notice.empty()) pieces.push_back({st.notice, 2, true});  // e.g. where a screenshot went: just done
+
+    const float avail = ImGui::GetContentRegionAvail().x, sep = ImGui::CalcTextSize(" | ").x;
+    auto width = [&](const std::vector<Piece>& ps) {
+        float w = 0;
+        for (const Piece& p : ps) w += ImGui::CalcTextSize(p.text.c_str()).x + (w > 0 ? sep : 0);
+        return w;
+    };
+    std::vector<Piece> shown = pieces;
+    std::string dropped;
+    while (shown.size() > 1 && width(shown) > avail) {
+        auto worst = std::max_element(shown.begin(), shown.end(),
+                                      [](const Piece& a, const Piece& b) { return a.drop < b.drop; });
+        dropped += "\n" + worst->text;
+        shown.erase(worst);
+    }
+    if (width(shown) > avail) shown[0].text = fit_text(shown[0].text, avail);
+    ImGui::BeginGroup();
+    for (size_t i = 0; i < shown.size(); i++) {
+        if (i > 0) ImGui::SameLine(0, 0);
+        std::string t = (i > 0 ? " | " : "") + shown[i].text;
+        if (shown[i].dim) ImGui::TextDisabled("%s", t.c_str());
+        else ImGui::TextUnformatted(t.c_str());
+    }
+    ImGui::EndGroup();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("it/s: training steps a second of wall time, evaluation and sampling included\n"
                           "tokens/s and ms/step: the training steps alone (GPU: the step's own GPU time)\n"
-                          "fps: frames drawn a second / the cap");
-    if (st.saving) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("| fewer frames while unwatched: move the mouse for %d fps", fps_cap);
-    }
-    if (!st.notice.empty()) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("| %s", st.notice.c_str());
-    }
+                          "fps: frames drawn a second / the cap%s%s",
+                          dropped.empty() ? "" : "\n\nnot shown at this window width:", dropped.c_str());
 }
 
 }  // namespace attn

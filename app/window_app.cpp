@@ -97,6 +97,8 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     rgb("val", l.val_colour);
     rect("samples", l.samples_text);
     f << '\n';
+    rect("status", l.status_bar);
+    f << '\n';
     rect("corpus_field", l.corpus_field);
     f << '\n';
     rect("restart_button", l.restart_button);
@@ -149,6 +151,7 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     ImGui::End();
     place("##status", ImVec2(0, main_h), ImVec2(W, status_h), ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar);
     draw_status(p.status, snap, p.controls.fps_cap);
+    p.layout.status_bar = ImVec4(0, main_h, W, status_h);
     ImGui::End();
     return shot;
 }

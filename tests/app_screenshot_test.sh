@@ -71,6 +71,16 @@ ntext=$(pixels "$SX" "$SY" "$SW" "$SH" | awk '($3 + $4 + $5) / 3 > 150 { n++ } E
 echo "samples: $ntext text pixels"
 [ "$ntext" -ge 200 ] || fail "no sample text drawn"
 
+# Status bar: its text stops short of the window's right edge (a narrow window drops pieces, the device first,
+# rather than cutting a word in half): no text pixel in the last 12 columns.
+read -r BX BY BW BH <<<"$(field status 1) $(field status 2) $(field status 3) $(field status 4)"
+[ "${BW:-0}" -gt 0 ] || fail "no status bar in the layout"
+nedge=$(pixels $((BX + BW - 12)) "$BY" 12 "$BH" | awk '($3 + $4 + $5) / 3 > 150 { n++ } END { print n + 0 }')
+nbar=$(pixels "$BX" "$BY" "$BW" "$BH" | awk '($3 + $4 + $5) / 3 > 150 { n++ } END { print n + 0 }')
+echo "status bar: $nbar text pixels, $nedge at the right edge"
+[ "$nbar" -ge 300 ] || fail "no status bar text"
+[ "$nedge" -eq 0 ] || fail "the status bar's text runs off the window's right edge"
+
 # Fonts: tiny Shakespeare draws every character; a corpus of accented Latin, Greek, Cyrillic and CJK too (DejaVu Sans
 # and Droid Sans Fallback merged into the pixel font, app/fonts.cpp); only its emoji, past U+FFFF, is said to draw as
 # U+FFFD. (A '?' would be ambiguous: the corpus has real ones.)
