@@ -189,6 +189,39 @@ TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer 
     REQUIRE_THROWS_AS(b.generate("", 50, 1.0f, 0, 1), Interrupted);
 }
 
+// A big model's evaluation batch is cut into submits (seconds each on a CPU): the stop check is asked between them
+// too, so quitting does not wait for the batch to end, and the trainer is still as it was.
+TEST_CASE("an evaluation is stopped between the submits of one batch", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("single-head");
+    c.eval_iters = 2;
+    Trainer a(test::ctx(), data, c), b(test::ctx(), data, c);
+    for (Trainer* t : {&a, &b}) {
+        t->set_submit_limits(1e-9, 1e-9);  // every step "too long": re-recorded in many submits, evaluation too
+        for (int i = 0; i < 3; i++) t->step();
+        REQUIRE(t->step_submits() > 2);
+    }
+    int calls = 0;
+    b.set_stop_check([&] { return ++calls < 0; });  // never stops: counts the questions
+    EvalResult ea = a.estimate_loss(), eb = b.estimate_loss();
+    REQUIRE(ea.train == eb.train);
+    REQUIRE(ea.val == eb.val);
+    REQUIRE(calls > 2 * c.eval_iters);  // more than once a batch: between its submits too
+    calls = 0;
+    int batches = 0;
+    b.set_stop_check([&] { return ++calls == 2; });  // the first batch's first submit is done: stop there
+    REQUIRE_THROWS_AS(b.estimate_loss([&](int, int) { batches++; }), Interrupted);
+    REQUIRE(calls == 2);
+    REQUIRE(batches == 1);
+    b.set_stop_check({});
+    // put back as it was: the same evaluation and the same next step as the trainer never stopped
+    ea = a.estimate_loss(), eb = b.estimate_loss();
+    REQUIRE(ea.train == eb.train);
+    REQUIRE(ea.val == eb.val);
+    REQUIRE(a.step().loss == b.step().loss);
+}
+
 // What a failed Vulkan call tells the user: what it means and what to try first, the call after it.
 TEST_CASE("out-of-memory and device-lost errors say what happened and what to try", "[checkpoint]") {
     auto message = [](VkResult r) -> std::string {

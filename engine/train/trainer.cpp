@@ -284,14 +284,16 @@ EvalResult Trainer::estimate_loss(const std::function<void(int done, int total)>
     for (int split = 0; split < 2; split++) {
         double sum = 0;
         for (int i = 0; i < m_cfg.eval_iters; i++) {
-            if (m_stop && m_stop()) {
+            auto stopped = [&] {
                 m_rng = rng, m_eval_rng = eval_rng;
-                throw Interrupted();
-            }
+                return Interrupted();
+            };
+            if (m_stop && m_stop()) throw stopped();
             if (progress) progress(split * m_cfg.eval_iters + i, 2 * m_cfg.eval_iters);
             sample_batch(offs, split == 1);
             std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
-            m_eval_prog->run();
+            // also asked between a big model's submits: the gpt preset's one batch takes seconds on a CPU
+            if (!m_eval_prog->run_unless(m_stop)) throw stopped();
             sum += res[0];
         }
         (split == 0 ? e.train : e.val) = sum / m_cfg.eval_iters;

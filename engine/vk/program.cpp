@@ -277,13 +277,21 @@ void Program::end() {
 }
 
 double Program::run() {
+    double ms = 0;
+    run_unless({}, &ms);
+    return ms;
+}
+
+bool Program::run_unless(const std::function<bool()>& stop, double* gpu_ms) {
     if (!m_recorded) throw Error("internal error: Program::run before end()");
     VkDevice dev = m_ctx.device();
     VkFence f = m_fence;
+    if (gpu_ms) *gpu_ms = 0;
     // One submit per segment, each waited for before the next, holding the queue only to submit: other
     // threads' submits (the window's frames) run between segments. Barriers recorded in one segment order
     // the commands of the next ones too (synchronisation scopes follow submission order).
     for (size_t s = 0; s < m_used; s++) {
+        if (s > 0 && stop && stop()) return false;
         {
             std::lock_guard lock(m_ctx.queue_mutex());
             VK_CHECK(vkResetFences(dev, 1, &f));
@@ -296,7 +304,7 @@ double Program::run() {
     }
     uint64_t ts[2] = {0, 0};
     VkResult r = vkGetQueryPoolResults(dev, m_queries, 0, 2, sizeof ts, ts, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-    if (r != VK_SUCCESS) return 0.0;
+    if (r != VK_SUCCESS) return true;
     if (m_profile && !m_names.empty()) {
         m_stamps.assign(m_names.size(), 0);
         vkGetQueryPoolResults(dev, m_queries, 2, uint32_t(m_names.size()), m_stamps.size() * 8, m_stamps.data(), 8,
@@ -304,8 +312,8 @@ double Program::run() {
         m_stamps.insert(m_stamps.begin(), ts[0]);
     }
     uint32_t valid = m_ctx.props().limits.timestampComputeAndGraphics ? 64 : 0;
-    if (!valid) return 0.0;
-    return double(ts[1] - ts[0]) * m_ctx.props().limits.timestampPeriod * 1e-6;
+    if (valid && gpu_ms) *gpu_ms = double(ts[1] - ts[0]) * m_ctx.props().limits.timestampPeriod * 1e-6;
+    return true;
 }
 
 std::vector<std::pair<std::string, double>> Program::kernel_times() const {

@@ -1,5 +1,6 @@
 // Compute kernels (pipelines from embedded SPIR-V) and Programs: command buffers recorded once, replayed.
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -93,6 +94,10 @@ public:
 
     // Submits and waits. Returns the GPU time of the whole program in milliseconds.
     double run();
+    // The same, asking `stop` (if set) between the submits of a segmented program: true ends the run there and it
+    // returns false, the program's outputs then incomplete (for work that is thrown away when stopped: a forward
+    // pass, never a training step). gpu_ms: the GPU time of a whole run.
+    bool run_unless(const std::function<bool()>& stop, double* gpu_ms = nullptr);
     // (kernel name, GPU ms) for each dispatch of the last run; empty unless profiling.
     std::vector<std::pair<std::string, double>> kernel_times() const;
 
