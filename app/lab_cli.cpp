@@ -79,10 +79,12 @@ std::vector<float> parse_floats(const std::string& s, char sep, const std::strin
     std::vector<float> v;
     std::stringstream ss(s);
     std::string item;
+    if (!s.empty() && (s.back() == sep || s.front() == sep))
+        throw Error(flag + ": '" + s + "' has a '" + sep + "' with no number beside it; give numbers separated by '" + sep + "'");
     while (std::getline(ss, item, sep)) {
         char* end = nullptr;
         float x = std::strtof(item.c_str(), &end);
-        if (item.empty() || *end != '\0')
+        if (item.empty() || *end != '\0' || std::isnan(x))
             throw Error(flag + ": '" + item + "' is not a number; give numbers separated by '" + sep + "'");
         if (!std::isfinite(x)) throw Error(flag + ": " + item + " is out of range (a float holds up to about 3.4e38)");
         v.push_back(x);
@@ -164,15 +166,30 @@ void print_histogram(Text& out, const char* name, const std::vector<int>& h, flo
     for (int c : h) mx = std::max(mx, c);
     out("%s (counts per bin)\n", name);
     float w = (hi - lo) / float(h.size());
+    // values below lo and from hi on are counted in the end bins: their labels are open-ended
     for (size_t i = 0; i < h.size(); i++) {
         int n = int(std::lround(double(h[i]) / mx * 40));
-        out("  [%8.2f, %8.2f) %6d |%s\n", lo + w * i, lo + w * (i + 1), h[i], std::string(n, '#').c_str());
+        char a[16], b[16];
+        if (i == 0) std::snprintf(a, sizeof a, "%8s", "-inf");
+        else std::snprintf(a, sizeof a, "%8.2f", lo + w * i);
+        if (i + 1 == h.size()) std::snprintf(b, sizeof b, "%8s", "+inf");
+        else std::snprintf(b, sizeof b, "%8.2f", lo + w * (i + 1));
+        out("  %c%s, %s) %6d |%s\n", i == 0 ? '(' : '[', a, b, h[i], std::string(n, '#').c_str());
     }
 }
 
-std::string visible(const std::string& s) {  // newlines shown as the lecture's \n
+std::string visible(const std::string& s) {  // newlines shown as the lecture's \n, other control characters escaped
     std::string o;
-    for (char c : s) o += c == '\n' ? std::string("\\n") : std::string(1, c);
+    for (unsigned char c : s) {
+        if (c == '\n') o += "\\n";
+        else if (c == '\t') o += "\\t";
+        else if (c == '\r') o += "\\r";
+        else if (c < 0x20 || c == 0x7F) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            o += buf;
+        } else o += char(c);
+    }
     return o;
 }
 
@@ -269,7 +286,8 @@ void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::stri
         out("sample: %s\n", visible(r->sample).c_str());
     }
     std::string verdict = lab::encoder_verdict(d);
-    if (d.encoder.train_loss >= d.decoder.train_loss) verdict += ", e.g. --steps " + std::to_string(std::max(500, 2 * d.steps));
+    if (d.encoder.train_loss >= d.decoder.train_loss && d.steps < lab::k_encoder_max_steps)
+        verdict += ", e.g. --steps " + std::to_string(std::min(lab::k_encoder_max_steps, std::max(500, 2 * d.steps)));
     out("\n%s\n", verdict.c_str());
 }
 
@@ -335,6 +353,12 @@ int run_lab_command(int argc, char** argv) {
         std::fprintf(stderr, "error: no lab demo '%s'; the demos are: %s\n", args[0].c_str(), lab::demo_names().c_str());
         return 2;
     }
+    // --flag=value, as the main command line takes it (only at a flag's place: a value may hold '=')
+    for (size_t i = 1; i < args.size(); i += 2)
+        if (size_t eq = args[i].find('='); args[i].rfind("--", 0) == 0 && eq != std::string::npos) {
+            args.insert(args.begin() + long(i) + 1, args[i].substr(eq + 1));
+            args[i].resize(eq);
+        }
     bool help = false;  // --help or -h where a flag stands (a value may be "-h": lab position --text -h)
     for (size_t i = 1; i < args.size(); i += 2) help |= args[i] == "--help" || args[i] == "-h";
     if (help) {  // lab NAME --help: the demo's title and its options (its line of k_usage)
@@ -351,11 +375,6 @@ int run_lab_command(int argc, char** argv) {
     std::map<std::string, std::string> opt;
     int device = -1;
     for (size_t i = 1; i < args.size(); i += 2) {
-        // --flag=value, as the main command line takes it (only at a flag's place: a value may hold '=')
-        if (size_t eq = args[i].find('='); args[i].rfind("--", 0) == 0 && eq != std::string::npos) {
-            args.insert(args.begin() + long(i) + 1, args[i].substr(eq + 1));
-            args[i].resize(eq);
-        }
         const std::string& flag = args[i];
         bool known = flag == "--device" || k_options.at(demo->name).count(flag);
         if (!known) {
@@ -370,7 +389,10 @@ int run_lab_command(int argc, char** argv) {
         opt[flag] = args[i + 1];
     }
     try {
-        if (opt.count("--device")) device = parse_int(opt.at("--device"), "--device");
+        if (opt.count("--device")) {
+            device = parse_int(opt.at("--device"), "--device");
+            if (device < 0 || device > 64) throw Error("--device: " + opt.at("--device") + " is not in 0..64 (see attnlab --list-devices)");
+        }
         ContextOptions co;
         co.device_index = device;
         co.quiet = true;  // stdout is the demo's text

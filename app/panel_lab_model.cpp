@@ -40,7 +40,7 @@ void draw_encoder(LabState& st, Context& ctx, const Snapshot& snap, TrainingThre
         for (size_t i = n - k; i < n; i++) recent += snap.step_losses[i];
         if (k) recent /= double(k);
         if (st.live_toggle_step >= 0 && st.live_toggle_loss < 0 && k) st.live_toggle_loss = recent;
-        ImGui::TextColored(snap.cfg.causal ? k_good_colour : k_bad_colour, "The live model is now %s.",
+        ImGui::TextColored(snap.cfg.causal ? k_good_colour : k_bad_colour, "The live model is %s.",
                            snap.cfg.causal ? "a decoder: each position sees only the past"
                                            : "an encoder: every position sees the whole block, future included");
         if (k) {

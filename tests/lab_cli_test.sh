@@ -72,5 +72,20 @@ rm -f "$short"
 check "lab NAME --help" 0 "^usage: attnlab lab softmax \[--device N\] \[--scores" lab softmax --help
 check "lab NAME -h" 0 "^encoder: Encoder versus decoder" lab encoder --steps 5 -h
 error 2 "the replacement must have T = 8" lab batches --change 1 --replacement --help  # a value, not a request for help
+# an exploratory session's finds: a product beyond a float gave NaN probabilities; a huge --b ran out of memory with
+# advice about batch sizes; --help after --flag=value was taken for a value; open-ended end bins were labelled as
+# closed; errors named a demo "model" and counted bytes as characters; a shuffle of "aa" reads "aa"
+error 2 "score 1e+38 x multiplier 8 is beyond a float" lab softmax --scores 1e38,0
+error 2 "--scores: 'nan' is not a number" lab softmax --scores nan
+error 2 "--mult: '8,16,' has a ',' with no number beside it" lab softmax --mult 8,16,
+error 2 "b may have at most 64 rows and columns (it has 65 x 1)" lab matmul --b "$(printf '1;%.0s' $(seq 64))1"
+check "--help after --flag=value" 0 "^usage: attnlab lab softmax" lab softmax --mult=8 --help
+check "open-ended end bins" 0 '^  \(    -inf,    -2\.00\) +[0-9]+ \|' lab scaling --head-size 1 --bins 4
+check "open-ended end bins" 0 '^  \[    2\.00,     \+inf\) +[0-9]+ \|' lab scaling --head-size 1 --bins 4
+error 2 "lab position: the text '$(printf 'h\xc3\xa9llo')' has a character that is not ASCII" lab position --text "$(printf 'h\xc3\xa9llo')"
+error 2 "lab batches: the replacement '$(printf '\xc3\xbc stion.')' has a character that is not ASCII" lab batches --replacement "$(printf '\xc3\xbc stion.')"
+error 2 "the text needs two different characters" lab position --text aa
+check "a shuffle that reads differently" 0 '^permuted "baba"' lab position --text abab --pos off
+error 2 "--device: -2 is not in 0..64" lab matmul --device -2
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

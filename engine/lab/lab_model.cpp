@@ -45,10 +45,12 @@ EncoderRun train_one(Context& ctx, const Dataset& data, const EncoderDemoInput& 
     return r;
 }
 
-std::vector<uint32_t> byte_tokens(const std::string& s, const char* demo) {
+// what: how the error names the text, e.g. "lab position: the text"
+std::vector<uint32_t> byte_tokens(const std::string& s, const std::string& what = "lab: the text") {
     std::vector<uint32_t> t;
     for (unsigned char ch : s) {
-        if (ch >= BYTE_VOCAB) throw Error(std::string("lab ") + demo + ": use ASCII characters only in the text");
+        if (ch >= BYTE_VOCAB)
+            throw Error(what + " '" + s + "' has a character that is not ASCII: this demo takes ASCII only");
         t.push_back(ch);
     }
     return t;
@@ -78,7 +80,8 @@ void check_encoder_corpus(const Dataset& data) {
 }
 
 void check_encoder_input(const EncoderDemoInput& in) {
-    if (in.steps < 1 || in.steps > 100000) throw Error("lab encoder: steps must be 1..100000, e.g. --steps 500");
+    if (in.steps < 1 || in.steps > k_encoder_max_steps)
+        throw Error("lab encoder: steps must be 1.." + std::to_string(k_encoder_max_steps) + ", e.g. --steps 500");
     if (in.tail < 1 || in.tail > in.steps) throw Error("lab encoder: the loss tail must be 1..steps, e.g. --tail 50");
     if (in.sample_chars < 0 || in.sample_chars > 10000) throw Error("lab encoder: sample length must be 0..10000");
 }
@@ -102,7 +105,7 @@ TinyHeadOutput run_tiny_head(Context& ctx, KernelCache& kc, const TinyHeadInput&
     for (const auto& s : seqs) {
         if (s.size() != T) throw Error("lab: every sequence in a batch must have the same length (T = " +
                                        std::to_string(T) + " characters)");
-        auto t = byte_tokens(s, "model");
+        auto t = byte_tokens(s);
         tokens.insert(tokens.end(), t.begin(), t.end());
     }
     std::vector<uint32_t> offsets(B);  // (B,)
@@ -134,20 +137,31 @@ TinyHeadOutput run_tiny_head(Context& ctx, KernelCache& kc, const TinyHeadInput&
 }
 
 PositionDemo run_position_demo(Context& ctx, KernelCache& kc, const PositionDemoInput& in) {
+    byte_tokens(in.text, "lab position: the text");  // ASCII, so that its length counts characters
     const int T = int(in.text.size());
     if (T < 2 || T > 64) throw Error("lab position: the text must have 2..64 characters, e.g. --text \"to be or\"");
+    if (in.text.find_first_not_of(in.text[0]) == std::string::npos)
+        throw Error("lab position: the text needs two different characters: a shuffle of '" + in.text +
+                    "' reads the same, so it shows nothing, e.g. --text \"to be or\"");
     PositionDemo d;
     d.use_pos = in.use_pos;
     d.text = in.text;
     d.perm.resize(T);
     for (int t = 0; t < T; t++) d.perm[t] = t;
     Rng rng(in.perm_seed);
-    for (int t = T - 1; t > 0; t--) std::swap(d.perm[t], d.perm[rng.below(t + 1)]);  // Fisher-Yates
-    bool identity = true;
-    for (int t = 0; t < T; t++) identity = identity && d.perm[t] == t;
-    if (identity) std::swap(d.perm[0], d.perm[1]);  // a shuffle that moves nothing would prove nothing
-    d.permuted.resize(T);
-    for (int t = 0; t < T; t++) d.permuted[t] = in.text[d.perm[t]];
+    d.permuted = in.text;
+    // a shuffle whose text reads as the input's would prove nothing: shuffled again until it differs (the text has
+    // two different characters, so some shuffle does; one that swaps them is the last resort)
+    for (int tries = 0; tries < 100 && d.permuted == in.text; tries++) {
+        for (int t = T - 1; t > 0; t--) std::swap(d.perm[t], d.perm[rng.below(t + 1)]);  // Fisher-Yates
+        for (int t = 0; t < T; t++) d.permuted[t] = in.text[d.perm[t]];
+    }
+    if (d.permuted == in.text) {
+        for (int t = 0; t < T; t++) d.perm[t] = t;
+        int other = int(in.text.find_first_not_of(in.text[0]));
+        std::swap(d.perm[0], d.perm[other]);
+        for (int t = 0; t < T; t++) d.permuted[t] = in.text[d.perm[t]];
+    }
     TinyHeadInput m;
     m.use_pos = in.use_pos;
     m.causal = false;  // an encoder: a mask would itself be a notion of order
@@ -173,6 +187,7 @@ BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInp
     if (B < 2) throw Error("lab batches: give at least two sequences");
     if (in.changed < 0 || in.changed >= B) throw Error("lab batches: the changed element must be 0..B-1, e.g. --change 2");
     const size_t T = in.texts[0].size();
+    byte_tokens(in.replacement, "lab batches: the replacement");  // ASCII, so that its length counts characters
     if (in.replacement.size() != T)
         throw Error("lab batches: the replacement must have T = " + std::to_string(T) + " characters like the others");
     BatchesDemo d;

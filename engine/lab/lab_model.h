@@ -12,6 +12,7 @@
 namespace attn::lab {
 
 // --- 5. encoder: the single-head model trained with and without the causal mask ---
+constexpr int k_encoder_max_steps = 100000;
 struct EncoderDemoInput {
     int steps = 500;       // AdamW steps for each model, same seed and batches
     int tail = 50;         // the reported train loss is the mean over the last `tail` steps

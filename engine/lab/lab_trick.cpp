@@ -2,6 +2,7 @@
 #include "lab/lab_trick.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "rng.h"
@@ -35,6 +36,12 @@ Matrix slice(const std::vector<float>& all, int index, int rows, int cols) {
     return Matrix(rows, cols, std::vector<float>(all.begin() + index * n, all.begin() + (index + 1) * n));
 }
 
+std::string fmt_float(float x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(x));
+    return buf;
+}
+
 }  // namespace
 
 MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput& in) {
@@ -42,6 +49,9 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
     if (b.rows < 1 || b.cols < 1 || b.v.size() != size_t(b.rows) * b.cols)
         throw Error("lab matmul: b must be a non-empty matrix with rows*cols values, e.g. --b \"2,6;6,4;7,5\"");
     if (in.a_mode == TrilMode::Zeros) throw Error("lab matmul: a must be ones, tril or average");
+    if (b.rows > k_matmul_max || b.cols > k_matmul_max)  // every matrix is printed: beyond this it is a wall of digits
+        throw Error("lab matmul: b may have at most " + std::to_string(k_matmul_max) + " rows and columns (it has " +
+                    std::to_string(b.rows) + " x " + std::to_string(b.cols) + "), e.g. --b \"2,6;6,4;7,5\"");
     const uint32_t K = uint32_t(b.rows), N = uint32_t(b.cols);
     Buffer ga = gpu_zeros(ctx, size_t(K) * K);  // (K, K)
     Buffer gb = to_gpu(ctx, b.v);               // (K, N)
@@ -94,8 +104,13 @@ AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInp
 
 SoftmaxDemo run_softmax_demo(Context& ctx, KernelCache& kc, const SoftmaxDemoInput& in) {
     if (in.scores.empty()) throw Error("lab softmax: give at least one score, e.g. --scores 0.1,-0.2,0.3,-0.2,0.5");
-    for (float m : in.multipliers)
+    for (float m : in.multipliers) {
         if (!(m > 0.0f && m <= 1024.0f)) throw Error("lab softmax: each multiplier must be in (0, 1024], e.g. --mult 8");
+        for (float x : in.scores)  // the shader's max would be infinite and exp(inf - inf) NaN
+            if (!std::isfinite(x * m))
+                throw Error("lab softmax: score " + fmt_float(x) + " x multiplier " + fmt_float(m) +
+                            " is beyond a float (about 3.4e38): use smaller scores");
+    }
     const uint32_t n = uint32_t(in.scores.size());
     Buffer gs = to_gpu(ctx, in.scores);  // (n,)
     std::vector<Buffer> outs;            // (multipliers,) of (n,)

@@ -8,6 +8,7 @@
 namespace attn::lab {
 
 // --- 1. matmul: c = a @ b with a = ones, tril(ones) or the row-normalised tril ---
+constexpr int k_matmul_max = 64;  // rows and columns of b at most (the demo shows every matrix)
 struct MatmulDemoInput {
     TrilMode a_mode = TrilMode::Ones;                 // Ones, Tril or TrilAverage
     Matrix b{3, 2, {2, 6, 6, 4, 7, 5}};               // (K, N), the lecture's b; a is (K, K)
