@@ -87,5 +87,11 @@ error 2 "lab batches: the replacement '$(printf '\xc3\xbc stion.')' has a charac
 error 2 "the text needs two different characters" lab position --text aa
 check "a shuffle that reads differently" 0 '^permuted "baba"' lab position --text abab --pos off
 error 2 "--device: -2 is not in 0..64" lab matmul --device -2
+# a CRLF corpus: the samples show \r as an escape, not a raw carriage return that overwrites the terminal line
+crlf=$(mktemp); for i in $(seq 300); do printf 'to be or not to be\r\n'; done > "$crlf"
+out=$("$bin" lab encoder --steps 3 --tail 1 --chars 300 --seed 1 --data "$crlf" 2>/dev/null)
+if grep -q '^sample: .*\\r' <<<"$out" && ! grep -q $'\r' <<<"$out"; then passes=$((passes+1)); else
+    echo "FAIL: lab encoder on a CRLF corpus: want \\r escaped in the samples, no raw carriage return:"; echo "$out" | cat -A | grep sample; fails=$((fails+1)); fi
+rm -f "$crlf"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
