@@ -44,11 +44,10 @@ std::string utf8(uint32_t c) {
 
 }  // namespace
 
-std::vector<std::string> add_fonts(const std::vector<uint32_t>& vocab) {
+void add_fonts(const std::vector<uint32_t>& vocab) {
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     atlas->AddFontDefault();  // ProggyClean 13 px: every panel's layout is measured in it
     const float px = atlas->ConfigData.back().SizePixels;  // the font's own size is set only when the atlas is built
-    std::vector<std::string> used;
     ImFontGlyphRangesBuilder text, corpus;
     text.AddRanges(k_text_ranges);
     for (uint32_t c : vocab)
@@ -63,17 +62,10 @@ std::vector<std::string> add_fonts(const std::vector<uint32_t>& vocab) {
     ImFontConfig cfg;
     cfg.MergeMode = true;  // glyphs the fonts before it lack, only
     cfg.OversampleH = 2;
-    if (const char* path = first_existing(k_text_fonts)) {
-        atlas->AddFontFromFileTTF(path, px, &cfg, g_text_ranges.Data);
-        used.push_back(path);
-    }
+    if (const char* path = first_existing(k_text_fonts)) atlas->AddFontFromFileTTF(path, px, &cfg, g_text_ranges.Data);
     // The CJK font only for characters the corpus has: a CJK text's few thousand, not the font's tens of thousands.
     if (g_corpus_ranges.Size > 1)
-        if (const char* path = first_existing(k_cjk_fonts)) {
-            atlas->AddFontFromFileTTF(path, px, &cfg, g_corpus_ranges.Data);
-            used.push_back(path);
-        }
-    return used;
+        if (const char* path = first_existing(k_cjk_fonts)) atlas->AddFontFromFileTTF(path, px, &cfg, g_corpus_ranges.Data);
 }
 
 std::string missing_glyphs(const std::vector<uint32_t>& vocab) {

@@ -11,8 +11,8 @@
 namespace attn {
 
 // Adds the fonts to the current ImGui context's atlas; call before the renderer builds the atlas. `vocab`: the
-// corpus's characters (code points), whose glyphs are all asked for. Returns the font files used.
-std::vector<std::string> add_fonts(const std::vector<uint32_t>& vocab);
+// corpus's characters (code points), whose glyphs are all asked for.
+void add_fonts(const std::vector<uint32_t>& vocab);
 
 // After the atlas is built: the corpus's characters that have no glyph, as a line for the user ("" when none).
 std::string missing_glyphs(const std::vector<uint32_t>& vocab);

@@ -80,21 +80,34 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     }
     if (!st.notice.empty()) pieces.push_back({st.notice, 2, true});  // e.g. where a screenshot went: just done
 
+    // Most needed first, each shown if it still fits (in the bar's order); the notice, if it does not, is cut to the
+    // room left when that is enough to read. What is not shown whole goes to the tooltip.
     const float avail = ImGui::GetContentRegionAvail().x, sep = ImGui::CalcTextSize(" | ").x;
-    auto width = [&](const std::vector<Piece>& ps) {
-        float w = 0;
-        for (const Piece& p : ps) w += ImGui::CalcTextSize(p.text.c_str()).x + (w > 0 ? sep : 0);
-        return w;
-    };
-    std::vector<Piece> shown = pieces;
+    std::vector<size_t> order(pieces.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pieces[a].drop < pieces[b].drop; });
+    std::vector<bool> show(pieces.size(), false);
+    float used = 0;
     std::string dropped;
-    while (shown.size() > 1 && width(shown) > avail) {
-        auto worst = std::max_element(shown.begin(), shown.end(),
-                                      [](const Piece& a, const Piece& b) { return a.drop < b.drop; });
-        dropped += "\n" + worst->text;
-        shown.erase(worst);
+    for (size_t i : order) {
+        float w = ImGui::CalcTextSize(pieces[i].text.c_str()).x + (used > 0 ? sep : 0);
+        float room = avail - used - (used > 0 ? sep : 0);
+        if (used + w <= avail) {
+            show[i] = true;
+            used += w;
+        } else if (!st.notice.empty() && i + 1 == pieces.size() && room > 120) {  // the notice is the last piece
+            dropped += "\n" + pieces[i].text;
+            pieces[i].text = fit_text(pieces[i].text, room);
+            show[i] = true;
+            used = avail;
+        } else {
+            dropped += "\n" + pieces[i].text;
+        }
     }
-    if (width(shown) > avail) shown[0].text = fit_text(shown[0].text, avail);
+    std::vector<Piece> shown;
+    for (size_t i = 0; i < pieces.size(); i++)
+        if (show[i]) shown.push_back(pieces[i]);
+    if (shown.empty()) shown.push_back({fit_text(pieces[0].text, avail), 0});
     ImGui::BeginGroup();
     for (size_t i = 0; i < shown.size(); i++) {
         if (i > 0) ImGui::SameLine(0, 0);

@@ -259,13 +259,15 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     std::vector<uint32_t> font_vocab = data.vocab();
     add_fonts(font_vocab);
     Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
-    auto say_missing_glyphs = [&] {
-        if (std::string m = missing_glyphs(font_vocab); !m.empty()) {
-            std::printf("attnlab: %s\n", m.c_str());
-            std::fflush(stdout);
-        }
+    // on stdout, and in short for the status bar (Panels, below, shows it from its first frame)
+    auto say_missing_glyphs = [&]() -> std::string {
+        std::string m = missing_glyphs(font_vocab);
+        if (m.empty()) return "";
+        std::printf("attnlab: %s\n", m.c_str());
+        std::fflush(stdout);
+        return m.substr(0, m.find(" (e.g.")) + " (the terminal says which)";
     };
-    say_missing_glyphs();
+    std::string glyph_notice = say_missing_glyphs();
     const char* shot_layout_env = std::getenv("ATTN_SHOT_LAYOUT");
     const bool shot_layout = shot_layout_env && std::strcmp(shot_layout_env, "1") == 0;
     std::shared_ptr<const std::vector<uint32_t>> vocab_seen;  // the training thread's, last looked at
@@ -289,6 +291,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     NoticeLog log;
 
     Panels p;
+    p.status.notice = glyph_notice;
     p.controls.fps_cap = o.fps;
     p.controls.save_cpu = o.save_cpu;
     p.controls.autosave_min = o.autosave_min;
@@ -403,7 +406,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                 io.Fonts->Clear();
                 add_fonts(font_vocab);
                 renderer.rebuild_fonts();
-                say_missing_glyphs();
+                p.status.notice = say_missing_glyphs();
             }
             auto t_build = Clock::now();
             ImGui_ImplVulkan_NewFrame();
