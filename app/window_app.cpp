@@ -396,7 +396,10 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
                 if (!err.empty() && err != metrics_error) std::fprintf(stderr, "error: %s\n", err.c_str());
                 metrics_error = err;
             }
-            if (o.exit_after_steps > 0 && (snap.fatal || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
+            // --exit-after-steps: a run that cannot reach its step (no model, a failed device, a diverged loss,
+            // which pauses training) ends with the reason instead of waiting for ever
+            if (o.exit_after_steps > 0 &&
+                (snap.fatal || snap.diverged || (!snap.has_model && !snap.message.empty() && snap.busy.empty()))) {
                 std::fprintf(stderr, "error: %s\n", snap.message.c_str());
                 return 2;
             }

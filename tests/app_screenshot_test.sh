@@ -92,4 +92,12 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 2 -
 grep "draw as" "$OUT/uni.stdout"
 grep -q "^attnlab: 1 of the corpus's 31 characters draw as .* (e.g. .* (U+1F600)): they are past U+FFFF" \
     "$OUT/uni.stdout" || fail "a Unicode corpus: want only the emoji without a glyph (scripts/setup.sh installs the fonts)"
+
+# --exit-after-steps on a run that diverges first (training pauses): exit 2 with the reason, not a window that waits
+# for ever
+timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 100 --inject-fault nan@30 --data "$CORPUS" \
+    --preset bigram --eval-iters 2 >"$OUT/nan.stdout" 2>"$OUT/nan.stderr"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^error: The loss became NaN/Inf at step 30" "$OUT/nan.stderr" ||
+    { cat "$OUT/nan.stdout" "$OUT/nan.stderr" >&2; fail "a diverged --exit-after-steps run: want exit 2 and the reason (got $rc)"; }
 echo "PASS"
