@@ -166,11 +166,17 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     fs::remove(fifo);
 }
 
+// A preset's config with eval_iters evaluation batches a split.
+static Config with_eval_iters(const char* preset, int eval_iters) {
+    Config c;
+    c.apply_preset(preset);
+    c.eval_iters = eval_iters;
+    return c;
+}
+
 TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer as it was", "[checkpoint]") {
     const Dataset& data = test::shakespeare();
-    Config c;
-    c.apply_preset("bigram");
-    c.eval_iters = 6;
+    const Config c = with_eval_iters("bigram", 6);
     Trainer a(test::ctx(), data, c), b(test::ctx(), data, c);
     int calls = 0;
     b.set_stop_check([&] { return ++calls == 5; });  // stops in the middle of the evaluation (train split, batch 5)
@@ -193,9 +199,7 @@ TEST_CASE("an evaluation or sample stopped by the stop check leaves the trainer 
 // too, so quitting does not wait for the batch to end, and the trainer is still as it was.
 TEST_CASE("an evaluation is stopped between the submits of one batch", "[checkpoint]") {
     const Dataset& data = test::shakespeare();
-    Config c;
-    c.apply_preset("single-head");
-    c.eval_iters = 2;
+    const Config c = with_eval_iters("single-head", 2);
     Trainer a(test::ctx(), data, c), b(test::ctx(), data, c);
     for (Trainer* t : {&a, &b}) {
         t->set_submit_limits(1e-9, 1e-9);  // every step "too long": re-recorded in many submits, evaluation too
