@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "train/dataset.h"
+
 namespace attn {
 
 namespace {
@@ -24,6 +26,11 @@ const char* const k_cjk_fonts[] = {"/usr/share/fonts/truetype/droid/DroidSansFal
 
 // The glyph ranges must outlive the atlas's build: kept here for the process.
 ImVector<ImWchar> g_text_ranges, g_corpus_ranges;
+// The font files the last add_fonts found (nullptr: none), and whether it looked for a CJK one (the corpus has
+// characters past ASCII): what missing_glyphs advises.
+const char* g_text_font = nullptr;
+const char* g_cjk_font = nullptr;
+bool g_cjk_wanted = false;
 
 template <size_t N>
 const char* first_existing(const char* const (&paths)[N]) {
@@ -31,15 +38,6 @@ const char* first_existing(const char* const (&paths)[N]) {
     for (const char* p : paths)
         if (std::filesystem::is_regular_file(p, ec)) return p;
     return nullptr;
-}
-
-std::string utf8(uint32_t c) {
-    std::string s;
-    if (c < 0x80) s += char(c);
-    else if (c < 0x800) s += {char(0xC0 | c >> 6), char(0x80 | (c & 0x3F))};
-    else if (c < 0x10000) s += {char(0xE0 | c >> 12), char(0x80 | (c >> 6 & 0x3F)), char(0x80 | (c & 0x3F))};
-    else s += {char(0xF0 | c >> 18), char(0x80 | (c >> 12 & 0x3F)), char(0x80 | (c >> 6 & 0x3F)), char(0x80 | (c & 0x3F))};
-    return s;
 }
 
 }  // namespace
@@ -62,10 +60,12 @@ void add_fonts(const std::vector<uint32_t>& vocab) {
     ImFontConfig cfg;
     cfg.MergeMode = true;  // glyphs the fonts before it lack, only
     cfg.OversampleH = 2;
-    if (const char* path = first_existing(k_text_fonts)) atlas->AddFontFromFileTTF(path, px, &cfg, g_text_ranges.Data);
+    g_text_font = first_existing(k_text_fonts);
+    if (g_text_font) atlas->AddFontFromFileTTF(g_text_font, px, &cfg, g_text_ranges.Data);
     // The CJK font only for characters the corpus has: a CJK text's few thousand, not the font's tens of thousands.
-    if (g_corpus_ranges.Size > 1)
-        if (const char* path = first_existing(k_cjk_fonts)) atlas->AddFontFromFileTTF(path, px, &cfg, g_corpus_ranges.Data);
+    g_cjk_wanted = g_corpus_ranges.Size > 1;
+    g_cjk_font = g_cjk_wanted ? first_existing(k_cjk_fonts) : nullptr;
+    if (g_cjk_font) atlas->AddFontFromFileTTF(g_cjk_font, px, &cfg, g_corpus_ranges.Data);
 }
 
 std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
@@ -81,16 +81,21 @@ std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
         if (++missing <= 5) {
             char code[16];
             std::snprintf(code, sizeof code, "U+%04X", unsigned(c));
-            examples += (examples.empty() ? "" : ", ") + utf8(c) + " (" + code + ")";
+            examples += (examples.empty() ? "" : ", ") + encode_utf8(c) + " (" + code + ")";
         }
     }
     if (missing == 0) return "";
-    std::string why = beyond == missing ? "past U+FFFF (emoji and the like), which this Dear ImGui build cannot draw"
-                      : beyond > 0      ? "in no font installed, or past U+FFFF (emoji), which this Dear ImGui build "
-                                          "cannot draw"
-                                        : "in no font installed: install fonts-dejavu-core and fonts-droid-fallback "
-                                          "(CJK), or run scripts/setup.sh";
-    std::string shown = font->FindGlyphNoFallback(ImWchar(0xFFFD)) ? utf8(0xFFFD) : "'?'";
+    std::string why;  // past U+FFFF first: the advice to install fonts, if any, ends the line
+    if (beyond > 0) why = "past U+FFFF (emoji and the like), which this Dear ImGui build cannot draw";
+    if (missing > beyond) {  // characters a font could have
+        why += beyond > 0 ? ", or " : "";
+        if (!g_text_font || (g_cjk_wanted && !g_cjk_font))
+            why += "in no font installed: install fonts-dejavu-core and fonts-droid-fallback (CJK), or run scripts/setup.sh";
+        else
+            why += std::string("in none of the fonts used (") + std::filesystem::path(g_text_font).filename().string() +
+                   (g_cjk_font ? ", " + std::filesystem::path(g_cjk_font).filename().string() : "") + ")";
+    }
+    std::string shown = font->FindGlyphNoFallback(ImWchar(0xFFFD)) ? encode_utf8(0xFFFD) : "'?'";
     return std::to_string(missing) + " of the corpus's " + std::to_string(vocab.size()) + " characters draw as " +
            shown + " (e.g. " + examples + (missing > 5 ? ", ..." : "") + "): they are " + why +
            "; training is not affected";

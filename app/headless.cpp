@@ -157,11 +157,12 @@ int run_headless(const RunOptions& o) {
     // 128 + signal
     install_interrupt_handlers(o.save_path.empty() ? "stopping after the batch under way"
                                                    : ("stopping after the batch under way to save " + o.save_path).c_str());
-    // evaluations and the sample stop too (between batches, between characters: long for big models on a CPU); the
-    // same hook shows their progress on a terminal
+    // evaluations and the sample stop too (between batches and a big model's submits, between characters: long for
+    // big models on a CPU); the same hook shows their progress on a terminal
     struct {
         const char* what = nullptr;  // "estimating the loss: batch", "sampling: character"; nullptr: nothing shown
         int done = 0, total = 0;
+        bool by_calls = false;  // done counts the stop check's calls (one a character); else estimate_loss sets it
         clock::time_point shown{};
     } progress;
     tr.set_stop_check([&] {
@@ -169,11 +170,11 @@ int run_headless(const RunOptions& o) {
             progress.shown = clock::now();
             std::fprintf(stderr, "\r\033[K%s %d/%d", progress.what, progress.done, progress.total);
         }
-        progress.done++;
+        if (progress.by_calls) progress.done++;
         return interrupt_signal() != 0;
     });
-    auto show_progress = [&](const char* what, int total) {
-        progress = {what, 0, total, clock::now()};  // shown once it has taken a quarter of a second
+    auto show_progress = [&](const char* what, int total, bool by_calls = false) {
+        progress = {what, 0, total, by_calls, clock::now()};  // shown once it has taken a quarter of a second
         if (!what && tty) std::fprintf(stderr, "\r\033[K");
     };
     auto stopped = [&](int it) {  // save the step reached, say so; the exit code
@@ -197,7 +198,7 @@ int run_headless(const RunOptions& o) {
             try {
                 show_progress("estimating the loss: batch", 2 * c.eval_iters);
                 auto te = clock::now();
-                e = tr.estimate_loss();
+                e = tr.estimate_loss([&](int done, int) { progress.done = done; });
                 prof.eval_s += std::chrono::duration<double>(clock::now() - te).count();
                 show_progress(nullptr, 0);
             } catch (const Interrupted&) {
@@ -275,7 +276,7 @@ int run_headless(const RunOptions& o) {
         std::fflush(stdout);
         auto ts = clock::now();
         try {
-            show_progress("sampling: character", c.sample_chars);
+            show_progress("sampling: character", c.sample_chars, true);
             std::string text = tr.generate("", c.sample_chars, c.temperature, c.top_k, c.seed);
             prof.sample_s += std::chrono::duration<double>(clock::now() - ts).count();
             show_progress(nullptr, 0);

@@ -112,6 +112,8 @@ uint64_t parse_seed(const std::string& s) {
 // "2,6;6,4;7,5" -> (3, 2)
 Matrix parse_matrix(const std::string& s, const std::string& flag) {
     Matrix m;
+    if (!s.empty() && (s.back() == ';' || s.front() == ';'))
+        throw Error(flag + ": '" + s + "' has a ';' with no row beside it; rows are separated by ';', e.g. \"2,6;6,4;7,5\"");
     std::stringstream ss(s);
     std::string row;
     while (std::getline(ss, row, ';')) {

@@ -81,7 +81,7 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     if (!st.notice.empty()) pieces.push_back({st.notice, 2, true});  // e.g. where a screenshot went: just done
 
     // Most needed first, each shown if it still fits (in the bar's order); the notice, if it does not, is cut to the
-    // room left when that is enough to read. What is not shown whole goes to the tooltip.
+    // room left (at most 40% of the bar) when that is enough to read. What is not shown whole goes to the tooltip.
     const float avail = ImGui::GetContentRegionAvail().x, sep = ImGui::CalcTextSize(" | ").x;
     std::vector<size_t> order(pieces.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = i;
@@ -95,11 +95,12 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
         if (used + w <= avail) {
             show[i] = true;
             used += w;
-        } else if (!st.notice.empty() && i + 1 == pieces.size() && room > 120) {  // the notice is the last piece
+        } else if (!st.notice.empty() && i + 1 == pieces.size() && std::min(room, 0.4f * avail) > 120) {
+            // the notice (the last piece), cut to at most 40% of the bar: the numbers after it keep their room
             dropped += "\n" + pieces[i].text;
-            pieces[i].text = fit_text(pieces[i].text, room);
+            pieces[i].text = fit_text(pieces[i].text, std::min(room, 0.4f * avail));
             show[i] = true;
-            used = avail;
+            used += ImGui::CalcTextSize(pieces[i].text.c_str()).x + (used > 0 ? sep : 0);
         } else {
             dropped += "\n" + pieces[i].text;
         }

@@ -85,7 +85,8 @@ check "open-ended end bins" 0 '^  \[    2\.00,     \+inf\) +[0-9]+ \|' lab scali
 error 2 "lab position: the text '$(printf 'h\xc3\xa9llo')' has a character that is not ASCII" lab position --text "$(printf 'h\xc3\xa9llo')"
 error 2 "lab batches: the replacement '$(printf '\xc3\xbc stion.')' has a character that is not ASCII" lab batches --replacement "$(printf '\xc3\xbc stion.')"
 error 2 "the text needs two different characters" lab position --text aa
-check "a shuffle that reads differently" 0 '^permuted "baba"' lab position --text abab --pos off
+check "a shuffle that reads differently" 0 '^permuted "baba"' lab position --text aabb --pos off  # (seed 7: the 2nd shuffle)
+error 2 "--b: '2,6;6,4;' has a ';' with no row beside it" lab matmul --b "2,6;6,4;"
 error 2 "--device: -2 is not in 0..64" lab matmul --device -2
 # a CRLF corpus: the samples show \r as an escape, not a raw carriage return that overwrites the terminal line
 crlf=$(mktemp); for i in $(seq 300); do printf 'to be or not to be\r\n'; done > "$crlf"

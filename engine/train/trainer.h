@@ -74,7 +74,8 @@ public:
     EvalResult estimate_loss(const std::function<void(int done, int total)>& progress = {});
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
     std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
-    // Asked between the batches of estimate_loss and the characters of generate (long on a CPU for big models):
+    // Asked between the batches of estimate_loss (and a big model's submits within one) and the characters of
+    // generate (long on a CPU for big models):
     // true makes them throw Interrupted (Ctrl+C in the terminal). Empty: never.
     void set_stop_check(std::function<bool()> stop) { m_stop = std::move(stop); }
 
