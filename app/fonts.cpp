@@ -68,9 +68,9 @@ void add_fonts(const std::vector<uint32_t>& vocab) {
     if (g_cjk_font) atlas->AddFontFromFileTTF(g_cjk_font, px, &cfg, g_corpus_ranges.Data);
 }
 
-std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
+MissingGlyphs missing_glyphs(const std::vector<uint32_t>& vocab) {
     ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
-    if (!font) return "";
+    if (!font) return {};
     int missing = 0, beyond = 0;
     std::string examples;
     for (uint32_t c : vocab) {
@@ -84,7 +84,7 @@ std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
             examples += (examples.empty() ? "" : ", ") + encode_utf8(c) + " (" + code + ")";
         }
     }
-    if (missing == 0) return "";
+    if (missing == 0) return {};
     std::string why;  // past U+FFFF first: the advice to install fonts, if any, ends the line
     if (beyond > 0) why = "past U+FFFF (emoji and the like), which this Dear ImGui build cannot draw";
     if (missing > beyond) {  // characters a font could have
@@ -96,9 +96,9 @@ std::string missing_glyphs(const std::vector<uint32_t>& vocab) {
                    (g_cjk_font ? ", " + std::filesystem::path(g_cjk_font).filename().string() : "") + ")";
     }
     std::string shown = font->FindGlyphNoFallback(ImWchar(0xFFFD)) ? encode_utf8(0xFFFD) : "'?'";
-    return std::to_string(missing) + " of the corpus's " + std::to_string(vocab.size()) + " characters draw as " +
-           shown + " (e.g. " + examples + (missing > 5 ? ", ..." : "") + "): they are " + why +
-           "; training is not affected";
+    return {missing, std::to_string(missing) + " of the corpus's " + std::to_string(vocab.size()) +
+                         " characters draw as " + shown + " (e.g. " + examples + (missing > 5 ? ", ..." : "") +
+                         "): they are " + why + "; training is not affected"};
 }
 
 }  // namespace attn

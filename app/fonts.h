@@ -14,7 +14,11 @@ namespace attn {
 // corpus's characters (code points), whose glyphs are all asked for.
 void add_fonts(const std::vector<uint32_t>& vocab);
 
-// After the atlas is built: the corpus's characters that have no glyph, as a line for the user ("" when none).
-std::string missing_glyphs(const std::vector<uint32_t>& vocab);
+// After the atlas is built: the corpus's characters that have no glyph.
+struct MissingGlyphs {
+    int count = 0;     // how many (0: every character draws)
+    std::string line;  // which and why, for the user ("" when none)
+};
+MissingGlyphs missing_glyphs(const std::vector<uint32_t>& vocab);
 
 }  // namespace attn

@@ -23,17 +23,15 @@ static std::string human_bytes(size_t n) {
     return buf;
 }
 
-// `text` cut to fit `width` pixels, "..." marking the cut.
+// `text` cut to fit `width` pixels, "..." marking the cut (one pass: the font stops where the room ends, at a
+// character's start).
 static std::string fit_text(const std::string& text, float width) {
     if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
-    size_t n = text.size();
-    while (n > 0) {
-        n--;
-        while (n > 0 && (text[n] & 0xC0) == 0x80) n--;  // not inside a UTF-8 character
-        std::string cut = text.substr(0, n) + "...";
-        if (ImGui::CalcTextSize(cut.c_str()).x <= width) return cut;
-    }
-    return "...";
+    const char* begin = text.c_str();
+    const char* cut = begin;
+    float room = width - ImGui::CalcTextSize("...").x;
+    if (room > 0) ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), room, 0.0f, begin, begin + text.size(), &cut);
+    return std::string(begin, cut) + "...";
 }
 
 void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {

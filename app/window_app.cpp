@@ -261,11 +261,12 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
     Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
     // on stdout, and in short for the status bar (Panels, below, shows it from its first frame)
     auto say_missing_glyphs = [&]() -> std::string {
-        std::string m = missing_glyphs(font_vocab);
-        if (m.empty()) return "";
-        std::printf("attnlab: %s\n", m.c_str());
+        MissingGlyphs m = missing_glyphs(font_vocab);
+        if (m.count == 0) return "";
+        std::printf("attnlab: %s\n", m.line.c_str());
         std::fflush(stdout);
-        return m.substr(0, m.find(" (e.g.")) + " (the terminal says which)";
+        return std::to_string(m.count) + " of the corpus's " + std::to_string(font_vocab.size()) +
+               " characters have no glyph (the terminal says which)";
     };
     std::string glyph_notice = say_missing_glyphs();
     const char* shot_layout_env = std::getenv("ATTN_SHOT_LAYOUT");
