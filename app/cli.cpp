@@ -158,6 +158,11 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--cpu-threads", cpu_threads,
                    "CPU Vulkan driver (lavapipe): threads each dispatch runs on, auto (default: 1 for the lecture's "
                    "small models, whose steps are many tiny dispatches, else one per core) or a number");
+    std::string replicas = "auto";
+    app.add_option("--replicas", replicas,
+                   "CPU Vulkan driver (lavapipe): devices each training step is split over, a slice of the batch each "
+                   "(data parallelism, gradients averaged on the devices), auto (default: one per core for the "
+                   "models that run on one thread a dispatch, else 1) or a number from 1 to 8");
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "headless: no progress line");
@@ -208,6 +213,16 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
             return 2;
         }
         o.cpu_threads = int(n);
+    }
+    if (replicas != "auto") {
+        char* end = nullptr;
+        long n = std::strtol(replicas.c_str(), &end, 10);
+        if (replicas.empty() || *end != '\0' || n < 1 || n > 8) {
+            std::fprintf(stderr, "error: --replicas must be auto or a number of devices from 1 to 8 (got '%s')\n",
+                         replicas.c_str());
+            return 2;
+        }
+        o.replicas = int(n);
     }
     if (o.headless && (o.exit_after_steps > 0 || !o.screenshot_path.empty())) {
         std::fprintf(stderr, "error: --exit-after-steps and --screenshot are for the window: drop --headless "

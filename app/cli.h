@@ -29,6 +29,7 @@ struct RunOptions {
     bool validation = false;
     int device = -1;
     int cpu_threads = 0;       // --cpu-threads: CPU drivers' threads a dispatch (0: auto, chosen for the model)
+    int replicas = 0;          // --replicas: devices a training step runs on (0: auto, Trainer::replicas_for)
     bool list_devices = false;
     std::string metrics_path;  // CSV of evals
     bool quiet = false;        // no progress line

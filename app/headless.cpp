@@ -103,7 +103,7 @@ int run_headless(const RunOptions& o) {
     co.validation = o.validation;
     co.cpu_threads = cpu_threads_option(o, c, data.vocab_size());
     Context ctx(co);
-    Trainer tr(ctx, data, c);
+    Trainer tr(ctx, data, c, o.replicas);
     RunHistory history;
     if (!o.resume_path.empty()) {
         tr.import_state(ck.state);
@@ -116,6 +116,9 @@ int run_headless(const RunOptions& o) {
     if (o.profile) tr.set_profiling(true);
     std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
                 data.vocab_size(), c.preset.c_str(), c.describe().c_str(), tr.num_params());
+    if (tr.replicas() > 1)
+        std::printf("replicas: each step split over %d devices of %s, a slice of the batch each, the gradients averaged "
+                    "before AdamW (one per core; --replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());
     std::fflush(stdout);
     double gflop = 2e-9 * Trainer::step_macs(c, data.vocab_size());
     if (ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && gflop > 20)
@@ -208,7 +211,7 @@ int run_headless(const RunOptions& o) {
             std::printf("step %d: train loss %.4f, val loss %.4f", it, e.train, e.val);
             if (last_tps > 0)
                 std::printf(" | %.0f tokens/s, %.2f ms/step, GPU memory %.1f MiB", last_tps, 1e3 * train_seconds / steps_since,
-                            ctx.allocated_bytes() / 1048576.0);
+                            (ctx.allocated_bytes() + tr.replica_bytes()) / 1048576.0);
             std::printf("\n");
             std::fflush(stdout);
             history.evals.push_back({it, e.train, e.val});
@@ -268,7 +271,7 @@ int run_headless(const RunOptions& o) {
     auto report = [&] {
         if (o.profile && profiled > 0)
             print_profile(per_kernel, profiled, prof, std::chrono::duration<double>(clock::now() - t_run).count(),
-                          ctx.allocated_bytes());
+                          ctx.allocated_bytes() + tr.replica_bytes());
     };
     if (c.sample_chars > 0) {
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,

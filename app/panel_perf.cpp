@@ -57,12 +57,17 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
         }
         if (snap.has_model && st.pool_model)
             ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "1 CPU thread: restart with --cpu-threads 2");
+        else if (snap.has_model && snap.replicas > 1)
+            ImGui::TextDisabled("CPU driver: 1 thread a dispatch, %d devices a step", snap.replicas);
         else
             ImGui::TextDisabled("CPU driver: 1 thread a dispatch");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Every dispatch runs on one thread, without the driver's thread pool: chosen for the model "
-                              "the app started with, fastest for the lecture's small models (many tiny dispatches a "
-                              "step). It stays for models built later; for a big one start with --cpu-threads 2.");
+                              "the app started with, fastest for small models (many tiny dispatches a step). It stays "
+                              "for models built later; for a big one start with --cpu-threads 2.\nThe other cores train "
+                              "too: each step is split over one device per core (replicas, --replicas), each a slice of "
+                              "the batch, the gradients averaged on every device before AdamW. The kernel times below "
+                              "are the first device's, with its slice.");
     }
     if (!snap.has_model) {
         ImGui::TextDisabled("No model yet.");

@@ -18,9 +18,9 @@ using Clock = std::chrono::steady_clock;
 static constexpr double k_sample_ratio = 9.0;
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
-                               int exit_after_steps, const FaultInjection& fault)
+                               int exit_after_steps, const FaultInjection& fault, int replicas)
     : m_ctx(ctx), m_data(std::make_unique<Dataset>(std::move(data))), m_corpus_path(corpus_path),
-      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault) {
+      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas) {
     m_snap.cfg = cfg;
     m_snap.corpus_path = corpus_path;
     m_snap.version = 1;  // a fresh Snapshot (version 0) always takes this first copy
@@ -205,7 +205,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
     }
     m_trainer.reset();
     auto t_build = Clock::now();
-    m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg);
+    m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg, m_replicas);
     m_trainer->set_stop_check([this] { return m_quitting.load(); });
     // for a terminal (and the tests): which model trains now, and how long building it took
     std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_trainer->num_params(),
@@ -249,7 +249,9 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         s.kernel_times.clear();
         s.kernel_steps = 0;
         s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
-        s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t);
+        s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
+                      m_trainer->replica_bytes();
+        s.replicas = m_trainer->replicas();
         s.step_losses.clear();
         s.evals.clear();
         s.samples.clear();

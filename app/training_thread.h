@@ -79,6 +79,7 @@ struct Snapshot {
     int kernel_steps = 0;                  // how many steps kernel_times averages
     double train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0;  // since the model was built
     size_t gpu_bytes = 0;                  // parameters, gradients, moments, activations and the corpus on the GPU
+    int replicas = 1;                      // devices each step is split over (Trainer::replicas)
     uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
     uint64_t model_id = 0;          // bumped on every (re)build, a loaded checkpoint included
     // checkpoints
@@ -99,7 +100,7 @@ public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
     // fault: --inject-fault, made to happen at its step (tests).
     TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps,
-                   const FaultInjection& fault = {});
+                   const FaultInjection& fault = {}, int replicas = 0);
     ~TrainingThread();  // stop()s
     // Ends the thread (autosaving first when autosave is on); the last Snapshot stays readable with poll().
     void stop();
@@ -212,6 +213,7 @@ private:
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;
     FaultInjection m_fault;  // --inject-fault, until it fires
+    int m_replicas = 0;      // --replicas (0: auto)
 
     std::atomic<bool> m_quitting{false};  // stop(): evaluations and samples under way end early (Interrupted)
     mutable std::mutex m_mutex;

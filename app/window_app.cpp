@@ -288,7 +288,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         std::printf("attnlab: %s\n", resume.set_aside.c_str());
         std::fflush(stdout);
     }
-    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault);
+    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas);
     NoticeLog log;
 
     Panels p;

@@ -1,5 +1,7 @@
 // Whole-model checks: gradients against the CPU twin and finite differences, initial loss, overfitting, determinism.
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "corpus.h"
 #include "gpu.h"
@@ -222,21 +224,21 @@ TEST_CASE("generation is seeded, respects top-k and uses the vocabulary", "[mode
     REQUIRE(checked >= 30);
 }
 
-TEST_CASE("a CPU driver runs the lecture's small models on one thread and bigger ones on its pool", "[model]") {
+TEST_CASE("a CPU driver runs small models on one thread a dispatch and the gpt preset on its pool", "[model]") {
     const int V = 65;
-    for (const char* preset : {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm"}) {
-        INFO(preset);
-        Config c;
-        c.apply_preset(preset);
-        REQUIRE(Trainer::cpu_threads_for(c, V) == 1);
-    }
-    Config small_gpt;  // the benchmark's small GPT: C64 L4 T32 B16, ~3e8 multiply-adds a step
+    Config small_gpt;  // the benchmark's small GPT: C64 L4 T32 B16, ~3e8 multiply-adds a step (replicas use the cores)
     small_gpt.apply_preset("layernorm");
     small_gpt.n_embd = 64; small_gpt.n_head = 4; small_gpt.n_layer = 4; small_gpt.block_size = 32;
     small_gpt.batch_size = 16; small_gpt.head_size = 0;
+    for (const char* preset : {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", ""}) {
+        INFO(preset);
+        Config c = small_gpt;
+        if (*preset) c.apply_preset(preset);
+        REQUIRE(Trainer::cpu_threads_for(c, V) == 1);
+    }
     Config gpt;
     gpt.apply_preset("gpt");
-    for (const Config* c : {&small_gpt, &gpt}) REQUIRE(Trainer::cpu_threads_for(*c, V) == 0);
+    REQUIRE(Trainer::cpu_threads_for(gpt, V) == 0);
     // the count the trainer uses to cut long steps into submits: 3 x the flat parameters x tokens a batch
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
     Config c = tiny_config("layernorm");
@@ -336,4 +338,92 @@ TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "
     live.batch_size = 2049;
     REQUIRE_THROWS_WITH(tr.set_live(live), Catch::Contains("--batch-size x --block-size is 32784"));
     REQUIRE(tr.config().batch_size == 2048);
+}
+
+// Data parallelism (Trainer::replicas_for): the batch split over devices, gradients averaged before AdamW.
+TEST_CASE("training on replicas follows training on one device, to float rounding", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    struct Case { const char* preset; int batch, replicas; };
+    // 2 replicas of equal slices; 3 of unequal ones (rows 1, 2, 2: the mean weights each by its rows)
+    for (Case k : {Case{"single-head", 4, 2}, Case{"gpt", 5, 3}}) {
+        INFO(k.preset << ", " << k.replicas << " replicas");
+        Config c = tiny_config(k.preset);
+        c.batch_size = k.batch;
+        c.dropout = 0;  // each slice draws its own masks: the same model only without dropout
+        if (std::string(k.preset) == "gpt") {
+            c.n_embd = 8; c.head_size = 0; c.n_head = 2; c.n_layer = 2;
+        }
+        c.lr = 1e-2f;
+        Trainer one(test::ctx(), data, c, 1), split(test::ctx(), data, c, k.replicas);
+        REQUIRE(one.replicas() == 1);
+        REQUIRE(split.replicas() == k.replicas);
+        split.set_display_batch(k.batch - 1);  // its attention is in the last slice, on the first device
+        one.set_display_batch(k.batch - 1);
+        std::vector<uint32_t> off(c.batch_size);
+        Rng pick(3);
+        for (int step = 0; step < 12; step++) {
+            for (auto& o : off) o = uint32_t(pick.below(data.n_train() - c.block_size));
+            float a = one.step(&off).loss, b = split.step(&off).loss;
+            INFO("step " << step);
+            REQUIRE(b == Approx(a).epsilon(1e-5));
+        }
+        test::require_close(test::to_d(split.read_attention()), test::to_d(one.read_attention()), 1e-6, 1e-4,
+                            "attention of the displayed element");
+        test::require_close(test::to_d(split.model().read_params()), test::to_d(one.model().read_params()), 1e-6,
+                            1e-4, "parameters after 12 steps");
+        REQUIRE(split.export_state().adam_v.size() == one.export_state().adam_v.size());
+        test::require_close(test::to_d(split.export_state().adam_m), test::to_d(one.export_state().adam_m), 1e-7, 1e-3,
+                            "AdamW's first moments");
+        REQUIRE(split.estimate_loss().val == Approx(one.estimate_loss().val).epsilon(1e-5));
+        REQUIRE(split.generate("", 20, 1.0f, 0, 5) == one.generate("", 20, 1.0f, 0, 5));
+    }
+}
+
+TEST_CASE("replicas: the same bits run to run, whatever element is displayed, and across a checkpoint", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config("gpt");  // dropout on: each slice its own masks
+    c.n_embd = 8; c.head_size = 0; c.n_head = 2; c.n_layer = 2; c.batch_size = 5;
+    REQUIRE(c.dropout > 0);
+    // 3 replicas, slices of 1, 2 and 2 rows: the first device takes the displayed element's slice, the gradients are
+    // summed in slice order all the same (three floats: the order changes the bits)
+    auto run = [&](int display, int steps, const TrainerState* from, TrainerState* out) {
+        Trainer tr(test::ctx(), data, c, 3);
+        if (from) tr.import_state(*from);
+        tr.set_display_batch(display);
+        std::vector<float> losses;
+        for (int i = 0; i < steps; i++) losses.push_back(tr.step().loss);
+        if (out) *out = tr.export_state();
+        return losses;
+    };
+    auto a = run(0, 10, nullptr, nullptr), b = run(4, 10, nullptr, nullptr);
+    REQUIRE(a == b);
+    TrainerState half;
+    auto first = run(0, 5, nullptr, &half);
+    auto rest = run(0, 5, &half, nullptr);
+    first.insert(first.end(), rest.begin(), rest.end());
+    REQUIRE(first == a);
+    c.dropout = 0;
+    REQUIRE(run(0, 10, nullptr, nullptr) != a);  // the masks matter
+}
+
+TEST_CASE("a CPU driver on one thread a dispatch splits small models' steps over one device per core", "[model]") {
+    test::EnvGuard env("LP_NUM_THREADS");  // the one-thread context below sets it for the process
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("single-head");
+    Config gpt;
+    gpt.apply_preset("gpt");
+    // the test context runs dispatches on the driver's thread pool: one device
+    REQUIRE(Trainer::replicas_for(test::ctx(), c, data.vocab_size()) == 1);
+    ContextOptions o;
+    o.cpu_threads = 1;
+    o.quiet = true;
+    Context one_thread(o);
+    if (one_thread.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return;  // GPUs: one device
+    int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    REQUIRE(Trainer::replicas_for(one_thread, c, data.vocab_size()) == std::min(cores, 8));
+    REQUIRE(Trainer::replicas_for(one_thread, gpt, data.vocab_size()) == 1);  // its steps are cut into submits
+    c.batch_size = 1;
+    REQUIRE(Trainer::replicas_for(one_thread, c, data.vocab_size()) == 1);
+    REQUIRE(test::error_of([&] { Trainer(test::ctx(), data, c, 9); }).find("from 1 to 8") != std::string::npos);
 }

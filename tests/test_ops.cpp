@@ -3,6 +3,7 @@
 
 #include "gpu.h"
 #include "ops/adamw.h"
+#include "ops/allreduce.h"
 #include "ops/attention.h"
 #include "ops/crossentropy.h"
 #include "ops/dropout.h"
@@ -415,6 +416,32 @@ TEST_CASE("AdamW matches PyTorch's update over several steps", "[ops]") {
     }
     test::require_close(download(gp, n), p, 1e-6, 1e-5, "params after 3 AdamW steps");
     test::require_close(download(gm, n), m, 1e-7, 1e-5, "first moment");
+}
+
+TEST_CASE("grad_mean weights each replica's gradient by its rows, in slice order", "[ops]") {
+    Rng r(12);
+    const int n = 1004;
+    for (int R : {1, 3, 8}) {
+        INFO(R << " replicas");
+        auto all = test::randn(r, size_t(R) * n);
+        std::vector<float> w(R);
+        float total = 0;
+        for (int k = 0; k < R; k++) total += w[k] = float(k + 1);
+        for (auto& x : w) x /= total;
+        std::vector<double> want(n, 0.0);
+        for (int i = 0; i < n; i++) {
+            float s = 0;  // the shader's float sum, in slice order
+            for (int k = 0; k < R; k++) s += w[k] * float(all[size_t(k) * n + i]);
+            want[i] = s;
+        }
+        auto gall = upload(all), out = zeros(n);
+        test::run([&](Program& pr) { ops::grad_mean(test::kernels(), pr, gall, out, n, uint32_t(R), w.data()); });
+        test::require_close(download(out, n), want, 1e-6, 1e-5, "weighted mean of the replicas' gradients");
+    }
+    Buffer dummy(test::ctx(), 16);
+    float w1 = 1;
+    REQUIRE(test::error_of([&] { test::run([&](Program& pr) { ops::grad_mean(test::kernels(), pr, dummy, dummy, 4, 9, &w1); }); })
+                .find("1 to 8") != std::string::npos);
 }
 
 TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {

@@ -64,13 +64,13 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
 }
 
-Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V)
+Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V, bool host_grads)
     : m_ctx(ctx), m_kc(kc), m_cfg(cfg), m_V(V), m_layout(make_layout(cfg, V)) {
     if (ctx.props().limits.minStorageBufferOffsetAlignment > PARAM_ALIGN_FLOATS * sizeof(float))
         throw Error("this GPU needs storage-buffer offsets aligned to more than 256 bytes, which is not supported");
     size_t flat = m_layout.flat;
     params = Buffer(ctx, f4(flat));
-    grads = Buffer(ctx, f4(flat));
+    grads = Buffer(ctx, f4(flat), host_grads);
     adam_m = Buffer(ctx, f4(flat));
     adam_v = Buffer(ctx, f4(flat));
     m_dummy = Buffer(ctx, 256);

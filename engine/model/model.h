@@ -75,7 +75,8 @@ struct Activations {
 
 class Model {
 public:
-    Model(Context& ctx, KernelCache& kc, const Config& cfg, int vocab_size);
+    // host_grads: gradients in host-visible memory (Trainer's replicas copy them between devices).
+    Model(Context& ctx, KernelCache& kc, const Config& cfg, int vocab_size, bool host_grads = false);
 
     const Config& config() const { return m_cfg; }
     int vocab_size() const { return m_V; }

@@ -5,11 +5,105 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <thread>
 
 #include "ops/adamw.h"
+#include "ops/allreduce.h"
 #include "ops/attention.h"
 
 namespace attn {
+
+// On a CPU device (lavapipe), a step of more multiply-adds than this is cut into submits of about
+// k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
+// preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
+// takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
+// per step, the fastest. Whatever the device, two steps in a row longer than m_long_step_s (a slow GPU, a
+// big model) re-record the step as submits of about m_submit_s each (Trainer::step).
+static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
+
+// A replica's host thread: runs one job at a time (a program's submit and wait) while the caller runs its own. A
+// CPU driver's step of a small model takes about a millisecond, and waking a sleeping thread on a virtual machine can
+// take a good part of that: both sides spin for a while (yielding the core) before they sleep.
+class ShardWorker {
+public:
+    ShardWorker() : m_thread([this] { loop(); }) {}
+    ~ShardWorker() {
+        m_quit = true;
+        m_go.fetch_add(1);
+        m_go.notify_one();
+        m_thread.join();
+    }
+    ShardWorker(const ShardWorker&) = delete;
+    ShardWorker& operator=(const ShardWorker&) = delete;
+    void post(std::function<void()> job) {
+        m_job = std::move(job);
+        m_error = nullptr;
+        m_go.fetch_add(1, std::memory_order_release);
+        m_go.notify_one();
+    }
+    // Waits for the posted job; rethrows what it threw.
+    void wait() {
+        int want = m_go.load(std::memory_order_relaxed);
+        spin_until([&] { return m_done.load(std::memory_order_acquire) == want; });
+        for (int d; (d = m_done.load(std::memory_order_acquire)) != want;) m_done.wait(d);
+        if (m_error) std::rethrow_exception(m_error);
+    }
+
+private:
+    static constexpr auto k_spin = std::chrono::microseconds(500);
+    template <typename F> static void spin_until(F ready) {
+        auto t0 = std::chrono::steady_clock::now();
+        while (!ready() && std::chrono::steady_clock::now() - t0 < k_spin) {
+        }
+    }
+    void loop() {
+        for (int seen = 0;;) {
+            spin_until([&] { return m_go.load(std::memory_order_acquire) != seen; });
+            for (int g; (g = m_go.load(std::memory_order_acquire)) == seen;) m_go.wait(g);
+            seen = m_go.load(std::memory_order_acquire);
+            if (m_quit) return;
+            try {
+                m_job();
+            } catch (...) {
+                m_error = std::current_exception();
+            }
+            m_done.store(seen, std::memory_order_release);
+            m_done.notify_one();
+        }
+    }
+    std::function<void()> m_job;
+    std::exception_ptr m_error;
+    std::atomic<int> m_go{0}, m_done{0};
+    std::atomic<bool> m_quit{false};
+    std::thread m_thread;  // last: starts after the members it reads
+};
+
+// One replica of data parallelism (Trainer::replicas_for): a device, its copy of the model, and its slice of
+// every training batch. The first shard runs on the trainer's context and model; the others own theirs.
+struct Trainer::Shard {
+    std::unique_ptr<Context> own_ctx;
+    std::unique_ptr<KernelCache> own_kc;
+    std::unique_ptr<Model> own_model;
+    Buffer own_tokens, own_hyper;
+    Context* ctx = nullptr;
+    KernelCache* kc = nullptr;
+    Model* model = nullptr;
+    const Buffer* tokens = nullptr;  // (N,) the corpus
+    const Buffer* hyper = nullptr;   // ops::AdamWHyper, host-visible
+    Buffer seed;                     // (uvec2,) host-visible: its slice's dropout key
+    int slice = 0, row0 = 0, rows = 0;  // batch rows [row0, row0 + rows), slice `slice` of replicas()
+    std::unique_ptr<Activations> act;   // (rows, ...)
+    Buffer offsets;                     // (rows,) host-visible
+    Buffer inbox;                       // (R, flat) host-visible: every slice's gradient, in slice order
+    // [profiled][kind]: the first shard's profiled twins exist while profiling is on. The update of a step runs at
+    // the start of the next one (one submit a step); Trainer::flush runs it alone when something reads the weights.
+    enum Kind { Step, UpdateStep, Update };  // forward + backward | grad_mean + AdamW, then Step | grad_mean + AdamW
+    std::unique_ptr<Program> prog[2][3];
+    std::unique_ptr<ShardWorker> worker;  // the other shards' host thread
+};
 
 void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) {
     auto errs = validate(cfg);
@@ -58,10 +152,14 @@ void Trainer::check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_s
                "--head-size)");
 }
 
-Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
+Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas)
     : m_ctx(ctx), m_data(data), m_cfg(cfg), m_kc(ctx), m_rng(cfg.seed), m_eval_rng(cfg.seed ^ 0x5eedULL) {
     check(ctx, data, cfg);
-    m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size());
+    if (replicas < 0 || replicas > int(ops::k_max_replicas))
+        throw Error("replicas: from 1 to " + std::to_string(ops::k_max_replicas) + " devices, or 0 to choose (got " +
+                    std::to_string(replicas) + ")");
+    m_replicas = replicas == 0 ? replicas_for(ctx, cfg, data.vocab_size()) : std::min(replicas, cfg.batch_size);
+    m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size(), m_replicas > 1);
     m_model->init(cfg.seed);
     m_tokens = Buffer(ctx, data.tokens().size() * 4);
     m_tokens.upload(data.tokens());
@@ -76,34 +174,173 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg)
     m_gen_prog->begin();
     m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
     m_gen_prog->end();
+    if (m_replicas > 1) add_peers();
     build_programs();
 }
 
 Trainer::~Trainer() = default;
 
-// On a CPU device (lavapipe), a step of more multiply-adds than this is cut into submits of about
-// k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
-// preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
-// takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
-// per step, the fastest. Whatever the device, two steps in a row longer than m_long_step_s (a slow GPU, a
-// big model) re-record the step as submits of about m_submit_s each (Trainer::step).
-static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
+// The first shard uses this trainer's device and model; each other one gets a device of its own (the same driver)
+// with a copy of the parameters and moments, the corpus and the hyperparameter buffer.
+void Trainer::add_peers() {
+    for (int r = 0; r < m_replicas; r++) {
+        auto sh = std::make_unique<Shard>();
+        if (r == 0) {
+            sh->ctx = &m_ctx;
+            sh->kc = &m_kc;
+            sh->model = m_model.get();
+            sh->tokens = &m_tokens;
+            sh->hyper = &m_hyper;
+        } else {
+            sh->own_ctx = std::make_unique<Context>(m_ctx.peer_options());
+            sh->ctx = sh->own_ctx.get();
+            sh->own_kc = std::make_unique<KernelCache>(*sh->ctx);
+            sh->kc = sh->own_kc.get();
+            sh->own_model = std::make_unique<Model>(*sh->ctx, *sh->kc, m_cfg, m_data.vocab_size(), true);
+            sh->model = sh->own_model.get();
+            sh->model->init(m_cfg.seed);
+            sh->model->write_params(m_model->read_params());
+            sh->own_tokens = Buffer(*sh->ctx, m_data.tokens().size() * 4);
+            sh->own_tokens.upload(m_data.tokens());
+            sh->tokens = &sh->own_tokens;
+            sh->own_hyper = Buffer(*sh->ctx, sizeof(ops::AdamWHyper), true);
+            sh->hyper = &sh->own_hyper;
+            sh->worker = std::make_unique<ShardWorker>();
+        }
+        sh->seed = Buffer(*sh->ctx, 8, true);
+        sh->seed.fill_zero();
+        m_shards.push_back(std::move(sh));
+    }
+}
+
+// Slices of the batch (rows B*k/R up to B*(k+1)/R) over the shards: the first shard (this trainer's device, whose
+// attention weights the window draws) takes the slice holding the displayed batch element, the others the rest in
+// order. Gradients are averaged in slice order whichever shard holds which, so the bits do not depend on it.
+void Trainer::build_shards() {
+    int B = m_cfg.batch_size, R = m_replicas, V = m_data.vocab_size();
+    int shown = 0;
+    for (int k = 0; k < R; k++)
+        if (m_display_b >= B * k / R && m_display_b < B * (k + 1) / R) shown = k;
+    std::vector<float> weights(R);
+    for (int k = 0; k < R; k++) weights[k] = float(B * (k + 1) / R - B * k / R) / float(B);
+    size_t flat = m_model->flat_size();
+    size_t NH = m_model->n_head(), L = m_model->n_layer(), T = m_cfg.block_size;
+    std::vector<int> order{shown};
+    for (int k = 0; k < R; k++)
+        if (k != shown) order.push_back(k);
+    for (int r = 0; r < R; r++) {
+        Shard& sh = *m_shards[r];
+        int k = order[r];
+        sh.slice = k;
+        sh.row0 = B * k / R;
+        sh.rows = B * (k + 1) / R - sh.row0;
+        sh.model->set_switches(m_cfg.causal, m_cfg.dropout);
+        sh.act = std::make_unique<Activations>(*sh.ctx, m_cfg, V, sh.rows, false);
+        sh.offsets = Buffer(*sh.ctx, sh.rows * 4, true);
+        sh.inbox = Buffer(*sh.ctx, size_t(R) * flat * 4, true);
+        sh.inbox.fill_zero();
+        auto record = [&](Program& s, Shard::Kind kind) {
+            s.begin();
+            if (kind != Shard::Step) {  // the previous step's update: the batch's gradient from every slice's
+                ops::grad_mean(*sh.kc, s, sh.inbox, sh.model->grads, uint32_t(flat), uint32_t(R), weights.data());
+                s.barrier("AdamW reads the batch's gradient");
+                sh.model->record_update(s, *sh.hyper);
+                if (kind == Shard::Update) return s.end();
+                s.barrier("the forward reads the updated weights");
+            }
+            sh.model->record_forward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed, true, true);
+            s.barrier("backward reads the forward activations");
+            sh.model->record_backward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed);
+            if (r == 0) {  // the displayed element's attention, as Trainer::record_step
+                size_t slice = NH * T * T * 4;
+                for (size_t l = 0; l < L; l++)
+                    s.copy(sh.act->blocks[l].att, (m_display_b - sh.row0) * slice, m_att_display, l * slice, slice);
+            }
+            s.end();
+        };
+        for (int prof = 0; prof < 2; prof++)
+            for (int kind = 0; kind < 3; kind++) {
+                auto& p = sh.prog[prof][kind];
+                p.reset();
+                if (prof && !(r == 0 && m_profiling)) continue;
+                p = std::make_unique<Program>(*sh.ctx, prof == 1, m_budget);
+                record(*p, Shard::Kind(kind));
+            }
+    }
+}
+
+// Runs program `kind` of every shard at once (the first shard's profiled twin if asked): returns the first shard's
+// GPU time.
+double Trainer::run_shards(int kind, bool profiled) {
+    for (size_t r = 1; r < m_shards.size(); r++) {
+        Program* p = m_shards[r]->prog[0][kind].get();
+        m_shards[r]->worker->post([p] { p->run(); });
+    }
+    double ms = 0;
+    std::exception_ptr error;
+    try {
+        ms = m_shards[0]->prog[profiled][kind]->run();
+    } catch (...) {
+        error = std::current_exception();
+    }
+    for (size_t r = 1; r < m_shards.size(); r++) {  // every worker done before anything is thrown
+        try {
+            m_shards[r]->worker->wait();
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    return ms;
+}
+
+void Trainer::flush() {
+    if (!m_pending) return;
+    m_pending = false;
+    write_hyper(m_step);  // the pending update is step m_step - 1's
+    run_shards(Shard::Update, false);
+}
+
+int Trainer::replicas_for(const Context& ctx, const Config& cfg, int vocab_size) {
+    if (!ctx.cpu_single_thread() || step_macs(cfg, vocab_size) >= k_segment_above) return 1;
+    int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    return std::max(1, std::min({cores, cfg.batch_size, int(ops::k_max_replicas)}));
+}
+
+uint64_t Trainer::replica_bytes() const {
+    uint64_t n = 0;
+    for (auto& sh : m_shards)
+        if (sh->own_ctx) n += sh->own_ctx->allocated_bytes();
+    return n;
+}
+
+size_t Trainer::step_submits() const {
+    return m_shards.empty() ? m_step_prog->submit_count() : m_shards[0]->prog[0][Shard::Step]->submit_count();
+}
+
+std::vector<std::pair<std::string, double>> Trainer::last_kernel_times() const {
+    if (m_shards.empty()) return m_prof_prog ? m_prof_prog->kernel_times() : std::vector<std::pair<std::string, double>>{};
+    const Shard& s = *m_shards[0];
+    if (!s.prog[1][m_last_kind]) return {};
+    return s.prog[1][m_last_kind]->kernel_times();
+}
+
 
 double Trainer::step_macs(const Config& cfg, int vocab_size) {
     return 3.0 * double(make_layout(cfg, vocab_size).flat) * cfg.batch_size * cfg.block_size;
 }
 
-// Below this many multiply-adds a step, lavapipe runs a step fastest with no thread pool: its ~21 us to wake the
-// pool for each dispatch outweighs a second core on dispatches this small (2 cores, ms a step, thread pool -> none:
-// single-head 1.20 -> 1.09 headless and 2.1-2.3 -> 1.6 in the window at 30 fps; layernorm 5.7 -> 5.7 and 8.4-10.4
-// -> 7.1-7.4; the small GPT, C64 L4 T32 B16, ~3e8 a step, 32 -> 40 headless: it keeps the pool).
-static constexpr double k_cpu_pool_above = 1e8;
-
+// Models whose steps are one submit on a CPU driver (below k_segment_above) run each dispatch on one thread, without
+// lavapipe's thread pool (its ~21 us to wake the pool for each dispatch outweighs a second core on dispatches this
+// small), and use the other cores through replicas (replicas_for). 2 cores, ms a step, pool -> one thread -> one
+// thread on 2 replicas: single-head 1.20 -> 1.09 (2026-11-29), then 2.2-2.4 -> 1.4-1.6 (2026-12-02, a slower hour);
+// the small GPT (C64 L4 T32 B16, ~3e8 multiply-adds a step) 158-209 -> 107-112 -> 64-83. Bigger models keep the pool.
 int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
-    return step_macs(cfg, vocab_size) < k_cpu_pool_above ? 1 : 0;
+    return step_macs(cfg, vocab_size) < k_segment_above ? 1 : 0;
 }
 
 void Trainer::build_programs() {
+    flush();  // the replicas' inboxes are about to be remade
     int B = m_cfg.batch_size, T = m_cfg.block_size;
     double step_macs = Trainer::step_macs(m_cfg, m_data.vocab_size());
     bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -120,9 +357,13 @@ void Trainer::build_programs() {
     m_last_offsets.assign(B, 0);
 
     m_budget = budget;
-    m_step_prog = std::make_unique<Program>(m_ctx, false, budget);
-    record_step(*m_step_prog);
-    record_profiled_step();
+    if (m_shards.empty()) {
+        m_step_prog = std::make_unique<Program>(m_ctx, false, budget);
+        record_step(*m_step_prog);
+        record_profiled_step();
+    } else {
+        build_shards();
+    }
 
     m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
     m_eval_prog->begin();
@@ -153,6 +394,7 @@ void Trainer::record_step(Program& s) {
 }
 
 void Trainer::set_live(const Config& c) {
+    flush();  // the last step's update with the settings it ran with
     Config next = with_live_fields(m_cfg, c);  // only the live fields change; the model's shape stays
     auto errs = validate(next);
     if (!errs.empty()) throw Error(errs.front().message);
@@ -162,7 +404,7 @@ void Trainer::set_live(const Config& c) {
     m_cfg = next;
     if (!rerecord) return;
     auto record = [&] {
-        m_model->set_switches(m_cfg.causal, m_cfg.dropout);
+        m_model->set_switches(m_cfg.causal, m_cfg.dropout);  // and the replicas' (build_shards)
         build_programs();
         m_gen_prog = std::make_unique<Program>(m_ctx);
         m_gen_prog->begin();
@@ -180,7 +422,8 @@ void Trainer::set_live(const Config& c) {
     }
 }
 
-TrainerState Trainer::export_state() const {
+TrainerState Trainer::export_state() {
+    flush();
     TrainerState s;
     s.step = m_step;
     for (int i = 0; i < 4; i++) {
@@ -198,12 +441,19 @@ void Trainer::import_state(const TrainerState& s) {
     if (s.params.size() != n || s.adam_m.size() != n || s.adam_v.size() != n)
         throw Error("the saved state does not fit this model (" + std::to_string(s.params.size()) + " values, the model has " +
                     std::to_string(n) + ")");
+    m_pending = false;  // replaced below
     m_step = s.step;
     m_rng.set_state(s.rng);
     m_eval_rng.set_state(s.eval_rng);
     m_model->params.upload(s.params);
     m_model->adam_m.upload(s.adam_m);
     m_model->adam_v.upload(s.adam_v);
+    for (size_t r = 1; r < m_shards.size(); r++) {  // every replica holds the same parameters and moments
+        Model& m = *m_shards[r]->model;
+        m.params.upload(s.params);
+        m.adam_m.upload(s.adam_m);
+        m.adam_v.upload(s.adam_v);
+    }
 }
 
 void Trainer::set_display_batch(int b) {
@@ -223,6 +473,10 @@ void Trainer::set_profiling(bool on) {
 // The step's twin with a timestamp after every dispatch, while profiling is on.
 void Trainer::record_profiled_step() {
     m_prof_prog.reset();
+    if (!m_shards.empty()) {  // the first replica's twins
+        build_shards();
+        return;
+    }
     if (!m_profiling) return;
     m_prof_prog = std::make_unique<Program>(m_ctx, true, m_budget);
     record_step(*m_prof_prog);
@@ -236,14 +490,24 @@ void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {
     for (auto& o : offs) o = uint32_t(base + rng.below(len - T));  // the lecture's randint(len(data) - block_size)
 }
 
-void Trainer::write_hyper() {
-    double t = m_step + 1;
+void Trainer::write_hyper(int t) {
     ops::AdamWHyper h{m_cfg.lr, 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
                       float(1.0 - std::pow(0.999, t))};
     std::memcpy(m_hyper.mapped(), &h, sizeof h);
-    // a fresh dropout key every step, a pure function of (seed, step): resumable and reproducible
-    uint32_t key[2] = {uint32_t(m_cfg.seed) ^ uint32_t(m_cfg.seed >> 32) ^ 0x9E3779B9u, uint32_t(m_step)};
-    std::memcpy(m_seed.mapped(), key, sizeof key);
+    auto key = slice_key(0);
+    std::memcpy(m_seed.mapped(), key.data(), 8);
+    for (auto& sh : m_shards) {
+        if (sh->hyper != &m_hyper) std::memcpy(sh->hyper->mapped(), &h, sizeof h);
+        key = slice_key(sh->slice);
+        std::memcpy(sh->seed.mapped(), key.data(), 8);
+    }
+}
+
+// A fresh dropout key every step, a pure function of (seed, step): resumable and reproducible. With replicas, each
+// slice of the batch its own (slice 0's is the one-device key), so that no two slices share a mask.
+std::array<uint32_t, 2> Trainer::slice_key(int slice) const {
+    return {uint32_t(m_cfg.seed) ^ uint32_t(m_cfg.seed >> 32) ^ 0x9E3779B9u ^ (uint32_t(slice) * 0x85EBCA6Bu),
+            uint32_t(m_step)};
 }
 
 StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
@@ -254,10 +518,12 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     if (fixed && fixed->size() == m_last_offsets.size()) m_last_offsets = *fixed;
     else sample_batch(m_last_offsets, false);
     std::memcpy(m_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
-    write_hyper();
+    // AdamW's step t counts from 1; with replicas the update that runs now is the previous step's
+    write_hyper(m_pending ? m_step : m_step + 1);
     StepResult r;
-    bool profiled = m_profile_next && m_prof_prog;
+    bool profiled = m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
     m_profile_next = false;
+    if (!m_shards.empty()) return step_replicated(profiled);
     auto t0 = std::chrono::steady_clock::now();
     r.gpu_ms = (profiled ? *m_prof_prog : *m_step_prog).run();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -276,7 +542,34 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     return r;
 }
 
+// Trainer::step on replicas() devices at once: the previous step's update (grad_mean and AdamW) then forward and
+// backward of each slice, and every slice's gradient copied to every device (lavapipe's memory is the host's: a
+// memcpy) for the next step's update, or flush's.
+StepResult Trainer::step_replicated(bool profiled) {
+    StepResult r;
+    r.profiled = profiled;
+    for (auto& sh : m_shards)
+        std::memcpy(sh->offsets.mapped(), m_last_offsets.data() + sh->row0, size_t(sh->rows) * 4);
+    m_last_kind = m_pending ? Shard::UpdateStep : Shard::Step;
+    r.gpu_ms = run_shards(m_last_kind, profiled);
+    size_t bytes = m_model->flat_size() * 4;
+    for (auto& from : m_shards)
+        for (auto& to : m_shards)
+            std::memcpy(static_cast<char*>(to->inbox.mapped()) + from->slice * bytes, from->model->grads.mapped(), bytes);
+    m_pending = true;
+    double loss = 0;
+    for (auto& sh : m_shards) {
+        const float* res = static_cast<const float*>(sh->act->result.mapped());
+        loss += double(res[0]) * sh->rows / m_cfg.batch_size;
+        r.finite = r.finite && res[1] == 0.0f && std::isfinite(res[0]);
+    }
+    r.loss = float(loss);
+    m_step++;
+    return r;
+}
+
 EvalResult Trainer::estimate_loss(const std::function<void(int done, int total)>& progress) {
+    flush();
     EvalResult e;
     std::vector<uint32_t> offs(m_cfg.batch_size);
     const float* res = static_cast<const float*>(m_act->result.mapped());
@@ -308,11 +601,13 @@ void Trainer::set_batch(const std::vector<uint32_t>& offsets) {
 }
 
 float Trainer::forward_backward() {
+    flush();
     m_grad_prog->run();
     return static_cast<const float*>(m_act->result.mapped())[0];
 }
 
 float Trainer::forward_loss() {
+    flush();
     std::memcpy(m_eval_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
     m_eval_prog->run();
     return static_cast<const float*>(m_act->result.mapped())[0];
@@ -331,6 +626,7 @@ std::vector<uint32_t> Trainer::last_batch_tokens(int b) const {
 }
 
 std::string Trainer::generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed) {
+    flush();
     Rng rng(seed);
     std::vector<uint32_t> ctx = m_data.encode(prompt);
     if (ctx.empty()) ctx.push_back(0);  // the lecture starts from token 0 (a newline in tiny Shakespeare)

@@ -35,7 +35,9 @@ struct Interrupted : Error {
 class Trainer {
 public:
     // Checks the config against the corpus and the device; throws attn::Error with one line if it cannot run.
-    Trainer(Context& ctx, const Dataset& data, const Config& cfg);
+    // replicas: how many Vulkan devices each training step runs on (data parallelism, see replicas_for): 0 chooses
+    // (replicas_for), 1 this context alone, N (up to 8, at most the batch size) N devices.
+    Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0);
     ~Trainer();
     // The constructor's checks without building anything: the app runs them before it drops a running model for
     // another (Apply & restart, a loaded checkpoint), so a model that cannot run leaves the current one training.
@@ -55,10 +57,30 @@ public:
     // cpu_threads): 1, no thread pool, for the lecture's small models, whose steps are many tiny dispatches; 0, the
     // driver's default (a thread per core), for bigger ones.
     static int cpu_threads_for(const Config& cfg, int vocab_size);
+    // Data parallelism on a CPU driver: lavapipe runs a device's work on one core (with LP_NUM_THREADS=0, what
+    // cpu_threads_for picks for models up to ~2e9 multiply-adds a step), so a step of such a model uses the other
+    // cores through more devices. Each replica (a device of its own on the same driver, with a copy of the parameters
+    // and AdamW moments) runs forward and backward on a slice of the batch; every slice's gradient is copied to every
+    // device, where grad_mean (ops/allreduce.h) averages them in slice order, so AdamW gives every replica the same
+    // bits. The losses, gradients and updates are those of the whole batch (to float rounding: the sums over rows
+    // are split); the same number of replicas gives the same bits. Dropout masks: each slice its own key.
+    // Returns one per core (at most 8 and the batch size) on such a context, else 1 (GPUs: one device is faster).
+    static int replicas_for(const Context& ctx, const Config& cfg, int vocab_size);
+    // Devices a training step runs on (1: this context alone).
+    int replicas() const { return m_replicas; }
+    // Memory allocated on the other replicas' devices (their copies of the model, corpus and slices' activations).
+    uint64_t replica_bytes() const;
 
     const Config& config() const { return m_cfg; }
     const Dataset& dataset() const { return m_data; }
-    Model& model() { return *m_model; }
+    Model& model() {  // its weights as of the last step (flush)
+        flush();
+        return *m_model;
+    }
+    // With replicas, a step's AdamW update runs at the start of the next step (one submit a step); flush runs it now.
+    // Everything that reads or replaces the weights calls it first (model(), estimate_loss, generate, export_state,
+    // a re-recording); the results are the same bits either way.
+    void flush();
     int step_count() const { return m_step; }
     size_t num_params() const { return m_model->num_params(); }
 
@@ -89,7 +111,7 @@ public:
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
     // Parameters, AdamW moments, step and RNG states: all a checkpoint needs to resume bit for bit.
-    TrainerState export_state() const;
+    TrainerState export_state();
     // Restores a state saved from a Trainer with the same config and vocabulary (throws otherwise).
     void import_state(const TrainerState& s);
 
@@ -98,20 +120,19 @@ public:
     // every dispatch cost lavapipe ~40% of a small model's step, so the window profiles about two steps a
     // second and headless --profile every step.
     void set_profiling(bool on);
-    void profile_next_step() { m_profile_next = m_prof_prog != nullptr; }
+    void profile_next_step() { m_profile_next = m_profiling; }
     // Submits per training step: 1, or more when the step is cut so that the window's frames run between
     // them (build_programs: big models on lavapipe; any device whose steps measure longer than
     // long_step_s, re-recorded with submits of about submit_s each). Tests shorten the limits.
-    size_t step_submits() const { return m_step_prog->submit_count(); }
+    size_t step_submits() const;
     void set_submit_limits(double long_step_s, double submit_s) {
         m_long_step_s = long_step_s;
         m_submit_s = submit_s;
     }
 
     // The kernel times of the last profiled step (empty before one).
-    std::vector<std::pair<std::string, double>> last_kernel_times() const {
-        return m_prof_prog ? m_prof_prog->kernel_times() : std::vector<std::pair<std::string, double>>{};
-    }
+    // With replicas, those of the first replica's slice of the batch (the others run the same kernels at once).
+    std::vector<std::pair<std::string, double>> last_kernel_times() const;
 
     // For tests: fix the batch offsets (B,) and run forward (+ backward) without an update.
     void set_batch(const std::vector<uint32_t>& offsets);
@@ -125,10 +146,18 @@ public:
     }
 
 private:
+    struct Shard;  // one replica: a device's slice of every training batch (replicas() > 1)
     void build_programs();
+    void build_shards();
+    void add_peers();
+    StepResult step_replicated(bool profiled);
+    double run_shards(int kind, bool profiled);
+    bool m_pending = false;  // replicas: the last step's update has not run yet (flush)
+    int m_last_kind = 0;     // the Shard::Kind the last replicated step ran
+    std::array<uint32_t, 2> slice_key(int slice) const;
     void record_step(Program& s);
     void record_profiled_step();
-    void write_hyper();
+    void write_hyper(int t);  // AdamW's step t (from 1), and the dropout keys of step m_step
     Context& m_ctx;
     const Dataset& m_data;
     Config m_cfg;
@@ -145,6 +174,8 @@ private:
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
     std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
+    int m_replicas = 1;
+    std::vector<std::unique_ptr<Shard>> m_shards;  // replicas() > 1: [0] on m_ctx (m_model), the others on their own
     double m_budget = 0;                   // submit budget of the step programs (see build_programs)
     double m_step_macs = 0;                // multiply-adds of a training step (about)
     double m_measured_budget = 0;          // the budget chosen after steps measured too long (0: none)

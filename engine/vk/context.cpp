@@ -45,7 +45,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverity
                                                      void* user) {
     if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
         auto* ctx = static_cast<Context*>(user);
-        ctx->m_validation_messages++;
+        ctx->count_validation_message();
         std::fprintf(stderr, "[validation] %s\n", data->pMessage);
     }
     return VK_FALSE;
@@ -158,6 +158,7 @@ Context::Context(const ContextOptions& opt) {
         setenv("LP_NUM_THREADS", std::to_string(opt.cpu_threads == 1 ? 0 : opt.cpu_threads).c_str(), 1);
     bool debug_utils = false;
     m_validation = opt.validation;
+    m_report_to = opt.report_to;
     m_instance = create_instance(opt.validation, opt.instance_extensions, &debug_utils);
     if (debug_utils) {
         VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
@@ -198,11 +199,13 @@ Context::Context(const ContextOptions& opt) {
             throw Error("--device " + std::to_string(opt.device_index) + " does not exist: this machine has " +
                         std::to_string(devs.size()) + " Vulkan device(s), numbered from 0 (see --list-devices)");
         m_physical = devs[opt.device_index];
+        m_device_index = opt.device_index;
         if (!pick_family(m_physical, &m_family))
             throw Error("device " + std::to_string(opt.device_index) + " has no suitable compute queue; pick another with --device");
     } else {
         int best_rank = 99;
-        for (auto pd : devs) {
+        for (int i = 0; i < int(devs.size()); i++) {
+            VkPhysicalDevice pd = devs[i];
             VkPhysicalDeviceProperties p;
             vkGetPhysicalDeviceProperties(pd, &p);
             uint32_t fam;
@@ -211,6 +214,7 @@ Context::Context(const ContextOptions& opt) {
                 best_rank = type_rank(p.deviceType);
                 m_physical = pd;
                 m_family = fam;
+                m_device_index = i;
             }
         }
         if (!m_physical) throw Error("no Vulkan device has a compute queue: install a working Vulkan driver");
@@ -218,6 +222,8 @@ Context::Context(const ContextOptions& opt) {
     vkGetPhysicalDeviceProperties(m_physical, &m_props);
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_mem);
     m_name = m_props.deviceName;
+    const char* lp_threads = std::getenv("LP_NUM_THREADS");
+    m_cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && std::string(lp_threads) == "0";
     m_memory_bytes = usable_bytes(m_physical, m_props.deviceType);
     std::string threads;  // what opt.cpu_threads set on a CPU driver
     if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && opt.cpu_threads > 0)
@@ -244,6 +250,15 @@ Context::Context(const ContextOptions& opt) {
     pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
     pci.queueFamilyIndex = m_family;
     VK_CHECK(vkCreateCommandPool(m_device, &pci, nullptr, &m_once_pool));
+}
+
+ContextOptions Context::peer_options() {
+    ContextOptions o;
+    o.device_index = m_device_index;
+    o.validation = m_validation;
+    o.quiet = true;
+    o.report_to = this;
+    return o;
 }
 
 Context::~Context() {

@@ -12,6 +12,8 @@
 
 namespace attn {
 
+class Context;
+
 struct ContextOptions {
     int device_index = -1;       // -1: best (discrete, then integrated, then CPU)
     bool validation = false;     // Khronos validation layer, messages to stderr
@@ -25,6 +27,8 @@ struct ContextOptions {
     // For a window: called after the instance exists to make a surface; the queue family picked
     // must then be able to present to it.
     std::function<VkSurfaceKHR(VkInstance)> make_surface;
+    // A peer (Context::peer_options) counts its validation messages into its primary's count.
+    Context* report_to = nullptr;
 };
 
 struct DeviceInfo {
@@ -61,10 +65,21 @@ public:
 
     static std::vector<DeviceInfo> list_devices();
 
+    // Options for another device on the same physical device (Trainer's replicas: data parallelism on a CPU driver,
+    // one device per core): quiet, the same validation, messages counted here, LP_NUM_THREADS as it is.
+    ContextOptions peer_options();
+    // On a CPU driver: whether this context's dispatches run on the submitting thread alone (LP_NUM_THREADS=0 when
+    // it was created), as Trainer's replicas need. False on GPUs.
+    bool cpu_single_thread() const { return m_cpu_single_thread; }
+
     // Device memory currently allocated through Buffer (bytes): what the app reports as "GPU memory in use".
     uint64_t allocated_bytes() const { return m_allocated.load(); }
     void track_allocation(int64_t delta) { m_allocated += uint64_t(delta); }
 
+    void count_validation_message() {
+        m_validation_messages++;
+        if (m_report_to) m_report_to->count_validation_message();
+    }
     std::atomic<uint64_t> m_validation_messages{0};
 
 private:
@@ -75,6 +90,9 @@ private:
     VkDevice m_device = VK_NULL_HANDLE;
     VkQueue m_queue = VK_NULL_HANDLE;
     uint32_t m_family = 0;
+    int m_device_index = 0;  // in enumeration order (ContextOptions::device_index)
+    bool m_cpu_single_thread = false;
+    Context* m_report_to = nullptr;
     VkPhysicalDeviceProperties m_props{};
     VkPhysicalDeviceMemoryProperties m_mem{};
     std::string m_name;
