@@ -160,9 +160,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                    "small models, whose steps are many tiny dispatches, else one per core) or a number");
     std::string replicas = "auto";
     app.add_option("--replicas", replicas,
-                   "CPU Vulkan driver (lavapipe): devices each training step is split over, a slice of the batch each "
-                   "(data parallelism, gradients averaged on the devices), auto (default: one per core for the "
-                   "models that run on one thread a dispatch, else 1) or a number from 1 to 8");
+                   "devices each training step is split over, a slice of the batch each (data parallelism, gradients "
+                   "averaged on the devices): auto (default: on a CPU Vulkan driver such as lavapipe, one per core "
+                   "for the models that run on one thread a dispatch, else 1) or a number from 1 to 8 (any device)");
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "headless: no progress line");
@@ -204,26 +204,22 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         return 2;
     }
     if (app.count("--data") == 0) o.data_path = default_corpus_path();
-    if (cpu_threads != "auto") {
+    // "auto" (0) or a count from 1 to most
+    auto auto_or_count = [](const std::string& text, const char* flag, const char* what, long most, int& out) {
+        if (text == "auto") return true;
         char* end = nullptr;
-        long n = std::strtol(cpu_threads.c_str(), &end, 10);
-        if (cpu_threads.empty() || *end != '\0' || n < 1 || n > 256) {
-            std::fprintf(stderr, "error: --cpu-threads must be auto or a number of threads from 1 to 256 (got '%s')\n",
-                         cpu_threads.c_str());
-            return 2;
+        long n = std::strtol(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || n < 1 || n > most) {
+            std::fprintf(stderr, "error: %s must be auto or a number of %s from 1 to %ld (got '%s')\n", flag, what, most,
+                         text.c_str());
+            return false;
         }
-        o.cpu_threads = int(n);
-    }
-    if (replicas != "auto") {
-        char* end = nullptr;
-        long n = std::strtol(replicas.c_str(), &end, 10);
-        if (replicas.empty() || *end != '\0' || n < 1 || n > 8) {
-            std::fprintf(stderr, "error: --replicas must be auto or a number of devices from 1 to 8 (got '%s')\n",
-                         replicas.c_str());
-            return 2;
-        }
-        o.replicas = int(n);
-    }
+        out = int(n);
+        return true;
+    };
+    if (!auto_or_count(cpu_threads, "--cpu-threads", "threads", 256, o.cpu_threads) ||
+        !auto_or_count(replicas, "--replicas", "devices", 8, o.replicas))
+        return 2;
     if (o.headless && (o.exit_after_steps > 0 || !o.screenshot_path.empty())) {
         std::fprintf(stderr, "error: --exit-after-steps and --screenshot are for the window: drop --headless "
                              "(headless training stops after --max-iters)\n");

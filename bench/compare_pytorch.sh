@@ -102,8 +102,11 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{if (NR==0)
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END{if (NR>1) printf "(%.0f-%.0f)", lo, hi}'; }
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-device=$(build/attnlab --headless --preset single-head --max-iters 0 --eval-iters 1 --sample-chars 0 2>&1 >/dev/null | grep -m1 'device:' | sed 's/.*device: *//' || true)
+probe=$(build/attnlab --headless --preset single-head --max-iters 0 --eval-iters 1 --sample-chars 0 2>&1 || true)
+device=$(grep -m1 'device:' <<<"$probe" | sed 's/.*device: *//' || true)
 [ -n "$device" ] || device="(attnlab printed no device: line)"
+# data parallelism on a CPU driver (Trainer::replicas_for): how many devices the small models' steps are split over
+replicas=$(sed -n 's/^replicas: each step split over \([0-9]*\) devices.*/\1/p' <<<"$probe")
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 if awk -v l="${load%% *}" 'BEGIN{exit !(l > 0.5)}'; then
     echo "warning: load average $load: other processes are running, the timings will be noisy (2 PyTorch threads suffer most)"
@@ -122,6 +125,7 @@ echo "command: $CMD"
     echo "- machine: $(nproc) cores, $cpu"
     echo "- load average at start: $load"
     echo "- Vulkan device (attnlab): $device${LP_NUM_THREADS:+ (LP_NUM_THREADS=$LP_NUM_THREADS)}"
+    echo "- replicas (attnlab, --replicas auto): each step of single-head, layernorm and small-gpt on ${replicas:-1} device(s)"
     echo "- PyTorch: $torch_ver, reference: bench/reference.py"
     echo "- command: \`$CMD\`"
     echo

@@ -255,6 +255,31 @@ check_note yes "single-head, auto" "$(threads_run X=1 -- --preset single-head)"
 check_note yes "--cpu-threads 1" "$(threads_run X=1 -- --preset layernorm --cpu-threads 1)"
 check_note no "--cpu-threads 2" "$(threads_run X=1 -- --preset single-head --cpu-threads 2)"
 check_note no "LP_NUM_THREADS set" "$(threads_run LP_NUM_THREADS=2 -- --preset single-head)"
-check_note no "a bigger model" "$(threads_run X=1 -- --preset layernorm --n-embd 64 --n-head 4 --n-layer 4 --block-size 32 --batch-size 16 --head-size 0)"
+# a model over ~2e9 multiply-adds a step (the gpt preset's shape, made quick): the pool
+check_note no "a bigger model" "$(threads_run X=1 -- --preset gpt --n-layer 2 --batch-size 2)"
+# --replicas: auto splits a small model's steps over one device per core on such a CPU driver (a line on stdout);
+# 1 keeps one device
+expect 2 "--replicas must be auto or a number of devices from 1 to 8" --data "$corpus" --replicas 0
+expect 2 "--replicas must be auto or a number of devices from 1 to 8" --data "$corpus" --replicas 9
+expect 2 "--replicas" --data "$corpus" --replicas two
+replicas_run() {  # replicas_run FLAGS...: stdout and stderr of a 2-step single-head run
+    "$bin" --headless --quiet --data "$corpus" --max-iters 2 --eval-interval 2 --eval-iters 1 --sample-chars 0 \
+        --preset single-head "$@" 2>&1
+}
+check_replicas() {  # check_replicas WANT(a count, or none) LABEL OUTPUT
+    local got=none
+    got=$(sed -n 's/^replicas: each step split over \([0-9]*\) devices.*/\1/p' <<<"$3")
+    [ -n "$got" ] || got=none
+    if ! grep -q '^device: .*(CPU' <<<"$3"; then passes=$((passes+1)); return; fi  # a GPU keeps one device
+    if [ "$got" = "$1" ]; then passes=$((passes+1)); else echo "FAIL: $2: wanted replicas $1, got $got:"; echo "$3"; fails=$((fails+1)); fi
+}
+cores=$(nproc); [ "$cores" -le 8 ] || cores=8
+if [ "$cores" -ge 2 ]; then check_replicas "$cores" "--replicas auto" "$(replicas_run)"; else check_replicas none "--replicas auto, one core" "$(replicas_run)"; fi
+check_replicas none "--replicas 1" "$(replicas_run --replicas 1)"
+check_replicas 3 "--replicas 3" "$(replicas_run --replicas 3)"
+if command -v taskset >/dev/null; then  # the cores the process may use, not the machine's
+    check_replicas none "auto on one core (taskset)" "$(taskset -c 0 "$bin" --headless --quiet --data "$corpus" \
+        --max-iters 2 --eval-interval 2 --eval-iters 1 --sample-chars 0 --preset single-head 2>&1)"
+fi
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -159,6 +159,18 @@ TEST_CASE("steps measured too long are re-recorded as several submits with the s
     REQUIRE(cut.step_submits() > 4);  // re-recorded after two long steps
     REQUIRE(a == b);
     REQUIRE(whole.estimate_loss().val == cut.estimate_loss().val);
+    // on replicas too (each replica's slice cut)
+    Trainer whole2(test::ctx(), data, c, 2), cut2(test::ctx(), data, c, 2);
+    cut2.set_submit_limits(0.0, 1e-9);
+    a.clear(), b.clear();
+    for (int i = 0; i < 8; i++) {
+        a.push_back(whole2.step().loss);
+        b.push_back(cut2.step().loss);
+    }
+    REQUIRE(whole2.step_submits() == 1);
+    REQUIRE(cut2.step_submits() > 4);
+    REQUIRE(a == b);
+    REQUIRE(whole2.model().read_params() == cut2.model().read_params());
 }
 
 TEST_CASE("attention weights of the last step stay on the GPU and are causal", "[model]") {
@@ -420,10 +432,54 @@ TEST_CASE("a CPU driver on one thread a dispatch splits small models' steps over
     o.quiet = true;
     Context one_thread(o);
     if (one_thread.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return;  // GPUs: one device
-    int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    REQUIRE(Trainer::replicas_for(one_thread, c, data.vocab_size()) == std::min(cores, 8));
+    REQUIRE(Trainer::replicas_for(one_thread, c, data.vocab_size()) == std::min(Trainer::cpu_cores(), 8));
     REQUIRE(Trainer::replicas_for(one_thread, gpt, data.vocab_size()) == 1);  // its steps are cut into submits
     c.batch_size = 1;
     REQUIRE(Trainer::replicas_for(one_thread, c, data.vocab_size()) == 1);
     REQUIRE(test::error_of([&] { Trainer(test::ctx(), data, c, 9); }).find("from 1 to 8") != std::string::npos);
+}
+
+TEST_CASE("replicas: a batch made smaller than the replicas while training leaves the idle ones in step", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config("single-head");
+    c.batch_size = 4;
+    c.dropout = 0;
+    Trainer one(test::ctx(), data, c, 1), split(test::ctx(), data, c, 3);
+    std::vector<float> a, b;
+    for (int batch : {4, 2, 1, 4}) {  // 3 replicas: slices of 1, 1, 2 rows; then 0, 1, 1; 0, 0, 1; back to all three
+        Config live = c;
+        live.batch_size = batch;
+        one.set_live(live);
+        split.set_live(live);
+        for (int i = 0; i < 3; i++) {
+            a.push_back(one.step().loss);
+            b.push_back(split.step().loss);
+        }
+    }
+    test::require_close(test::to_d(b), test::to_d(a), 1e-6, 1e-5, "losses across batch sizes");
+    test::require_close(test::to_d(split.model().read_params()), test::to_d(one.model().read_params()), 1e-6, 1e-4,
+                        "parameters");
+}
+
+TEST_CASE("replicas: switching profiling on and off between steps changes no bits", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config("single-head");
+    c.batch_size = 4;
+    Trainer plain(test::ctx(), data, c, 2), toggled(test::ctx(), data, c, 2);
+    for (int i = 0; i < 6; i++) {
+        toggled.set_profiling(i % 2 == 0);  // re-records the replicas' programs: the pending update must not be lost
+        toggled.profile_next_step();
+        INFO("step " << i);
+        REQUIRE(toggled.step().loss == plain.step().loss);
+    }
+    toggled.set_profiling(true);  // runs the pending update: the next step has none, the one after has
+    for (int i = 0; i < 2; i++) {
+        toggled.profile_next_step();
+        REQUIRE(toggled.step().profiled);
+        plain.step();
+    }
+    REQUIRE(toggled.model().read_params() == plain.model().read_params());
+    auto times = toggled.last_kernel_times();  // the first replica's: AdamW of the previous step, then its slice
+    REQUIRE(std::find_if(times.begin(), times.end(), [](auto& t) { return t.first == "adamw"; }) != times.end());
+    REQUIRE(std::find_if(times.begin(), times.end(), [](auto& t) { return t.first == "grad_mean"; }) != times.end());
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <sched.h>
 #include <atomic>
 #include <exception>
 #include <functional>
@@ -174,7 +175,17 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
     m_gen_prog->begin();
     m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
     m_gen_prog->end();
-    if (m_replicas > 1) add_peers();
+    if (m_replicas > 1) {
+        try {
+            add_peers();
+        } catch (const DeviceError&) {
+            throw;
+        } catch (const std::exception&) {  // chosen, not asked for: a driver that makes no second device trains on one
+            if (replicas != 0) throw;
+            m_shards.clear();
+            m_replicas = 1;
+        }
+    }
     build_programs();
 }
 
@@ -217,6 +228,7 @@ void Trainer::add_peers() {
 // attention weights the window draws) takes the slice holding the displayed batch element, the others the rest in
 // order. Gradients are averaged in slice order whichever shard holds which, so the bits do not depend on it.
 void Trainer::build_shards() {
+    flush();  // the inboxes are remade below (set_profiling comes here directly)
     int B = m_cfg.batch_size, R = m_replicas, V = m_data.vocab_size();
     int shown = 0;
     for (int k = 0; k < R; k++)
@@ -235,7 +247,9 @@ void Trainer::build_shards() {
         sh.row0 = B * k / R;
         sh.rows = B * (k + 1) / R - sh.row0;
         sh.model->set_switches(m_cfg.causal, m_cfg.dropout);
-        sh.act = std::make_unique<Activations>(*sh.ctx, m_cfg, V, sh.rows, false);
+        // a batch made smaller than the replicas while training (set_live) leaves some shards no rows: they only
+        // apply the updates, so that their weights stay the others' (their gradients' slots stay zero, weight 0)
+        sh.act = sh.rows > 0 ? std::make_unique<Activations>(*sh.ctx, m_cfg, V, sh.rows, false) : nullptr;
         sh.offsets = Buffer(*sh.ctx, sh.rows * 4, true);
         sh.inbox = Buffer(*sh.ctx, size_t(R) * flat * 4, true);
         sh.inbox.fill_zero();
@@ -245,9 +259,10 @@ void Trainer::build_shards() {
                 ops::grad_mean(*sh.kc, s, sh.inbox, sh.model->grads, uint32_t(flat), uint32_t(R), weights.data());
                 s.barrier("AdamW reads the batch's gradient");
                 sh.model->record_update(s, *sh.hyper);
-                if (kind == Shard::Update) return s.end();
+                if (kind == Shard::Update || sh.rows == 0) return s.end();
                 s.barrier("the forward reads the updated weights");
             }
+            if (sh.rows == 0) return s.end();
             sh.model->record_forward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed, true, true);
             s.barrier("backward reads the forward activations");
             sh.model->record_backward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed);
@@ -301,10 +316,15 @@ void Trainer::flush() {
     run_shards(Shard::Update, false);
 }
 
+int Trainer::cpu_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int Trainer::replicas_for(const Context& ctx, const Config& cfg, int vocab_size) {
     if (!ctx.cpu_single_thread() || step_macs(cfg, vocab_size) >= k_segment_above) return 1;
-    int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    return std::max(1, std::min({cores, cfg.batch_size, int(ops::k_max_replicas)}));
+    return std::max(1, std::min({cpu_cores(), cfg.batch_size, int(ops::k_max_replicas)}));
 }
 
 uint64_t Trainer::replica_bytes() const {
@@ -528,18 +548,23 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     r.gpu_ms = (profiled ? *m_prof_prog : *m_step_prog).run();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.profiled = profiled;
-    // One submit that long would stall the window on a single queue: cut the step (bit-identical results).
-    m_long_steps = m_budget == 0 && wall > m_long_step_s ? m_long_steps + 1 : 0;
-    if (m_long_steps >= 2) {
-        m_measured_budget = std::max(1e6, m_step_macs * m_submit_s / wall);
-        m_long_steps = 0;
-        m_rerecord = true;
-    }
+    note_step_time(wall);
     const float* res = static_cast<const float*>(m_act->result.mapped());
     r.loss = res[0];
     r.finite = res[1] == 0.0f && std::isfinite(res[0]);
     m_step++;
     return r;
+}
+
+// One submit that long would stall the window on a single queue: cut the step (bit-identical results). With
+// replicas, each replica's step is its slice's, so the budget cuts it into about the same time.
+void Trainer::note_step_time(double wall) {
+    m_long_steps = m_budget == 0 && wall > m_long_step_s ? m_long_steps + 1 : 0;
+    if (m_long_steps >= 2) {
+        m_measured_budget = std::max(1e6, m_step_macs / m_replicas * m_submit_s / wall);
+        m_long_steps = 0;
+        m_rerecord = true;
+    }
 }
 
 // Trainer::step on replicas() devices at once: the previous step's update (grad_mean and AdamW) then forward and
@@ -550,15 +575,22 @@ StepResult Trainer::step_replicated(bool profiled) {
     r.profiled = profiled;
     for (auto& sh : m_shards)
         std::memcpy(sh->offsets.mapped(), m_last_offsets.data() + sh->row0, size_t(sh->rows) * 4);
-    m_last_kind = m_pending ? Shard::UpdateStep : Shard::Step;
-    r.gpu_ms = run_shards(m_last_kind, profiled);
+    int kind = m_pending ? Shard::UpdateStep : Shard::Step;
+    if (profiled) m_last_kind = kind;  // the one last_kernel_times reads
+    auto t0 = std::chrono::steady_clock::now();
+    r.gpu_ms = run_shards(kind, profiled);
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    note_step_time(wall);
     size_t bytes = m_model->flat_size() * 4;
-    for (auto& from : m_shards)
+    for (auto& from : m_shards) {
+        if (from->rows == 0) continue;  // an idle shard's slot stays zero
         for (auto& to : m_shards)
             std::memcpy(static_cast<char*>(to->inbox.mapped()) + from->slice * bytes, from->model->grads.mapped(), bytes);
+    }
     m_pending = true;
     double loss = 0;
     for (auto& sh : m_shards) {
+        if (sh->rows == 0) continue;
         const float* res = static_cast<const float*>(sh->act->result.mapped());
         loss += double(res[0]) * sh->rows / m_cfg.batch_size;
         r.finite = r.finite && res[1] == 0.0f && std::isfinite(res[0]);

@@ -66,6 +66,8 @@ public:
     // are split); the same number of replicas gives the same bits. Dropout masks: each slice its own key.
     // Returns one per core (at most 8 and the batch size) on such a context, else 1 (GPUs: one device is faster).
     static int replicas_for(const Context& ctx, const Config& cfg, int vocab_size);
+    // The cores this process may run on (its CPU affinity: a container's limit, `taskset`), at least 1.
+    static int cpu_cores();
     // Devices a training step runs on (1: this context alone).
     int replicas() const { return m_replicas; }
     // Memory allocated on the other replicas' devices (their copies of the model, corpus and slices' activations).
@@ -152,6 +154,7 @@ private:
     void add_peers();
     StepResult step_replicated(bool profiled);
     double run_shards(int kind, bool profiled);
+    void note_step_time(double wall);  // two steps in a row over m_long_step_s: re-record in shorter submits
     bool m_pending = false;  // replicas: the last step's update has not run yet (flush)
     int m_last_kind = 0;     // the Shard::Kind the last replicated step ran
     std::array<uint32_t, 2> slice_key(int slice) const;

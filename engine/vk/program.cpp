@@ -283,40 +283,23 @@ double Program::run() {
 }
 
 bool Program::run_unless(const std::function<bool()>& stop, double* gpu_ms) {
-    start();
-    return finish(stop, gpu_ms);
-}
-
-void Program::submit_segment(size_t s) {
-    std::lock_guard lock(m_ctx.queue_mutex());
-    VkFence f = m_fence;
-    VK_CHECK(vkResetFences(m_ctx.device(), 1, &f));
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &m_cbs[s];
-    VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, f));
-}
-
-void Program::start() {
-    if (!m_recorded) throw Error("internal error: Program::start before end()");
-    if (m_in_flight) throw Error("internal error: Program::start while a run is in flight");
-    submit_segment(0);
-    m_in_flight = true;
-}
-
-bool Program::finish(const std::function<bool()>& stop, double* gpu_ms) {
-    if (!m_in_flight) throw Error("internal error: Program::finish without start");
+    if (!m_recorded) throw Error("internal error: Program::run before end()");
     VkDevice dev = m_ctx.device();
     VkFence f = m_fence;
     if (gpu_ms) *gpu_ms = 0;
     // One submit per segment, each waited for before the next, holding the queue only to submit: other
     // threads' submits (the window's frames) run between segments. Barriers recorded in one segment order
     // the commands of the next ones too (synchronisation scopes follow submission order).
-    m_in_flight = false;
-    VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
-    for (size_t s = 1; s < m_used; s++) {
-        if (stop && stop()) return false;
-        submit_segment(s);
+    for (size_t s = 0; s < m_used; s++) {
+        if (s > 0 && stop && stop()) return false;
+        {
+            std::lock_guard lock(m_ctx.queue_mutex());
+            VK_CHECK(vkResetFences(dev, 1, &f));
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &m_cbs[s];
+            VK_CHECK(vkQueueSubmit(m_ctx.queue(), 1, &si, f));
+        }
         VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
     }
     uint64_t ts[2] = {0, 0};

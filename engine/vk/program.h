@@ -98,19 +98,12 @@ public:
     // returns false, the program's outputs then incomplete (for work that is thrown away when stopped: a forward
     // pass, never a training step). gpu_ms: the GPU time of a whole run.
     bool run_unless(const std::function<bool()>& stop, double* gpu_ms = nullptr);
-    // run_unless in two halves, so that programs on several devices (Trainer's replicas) run at once: start submits
-    // the first segment and returns; finish waits for it, runs the other segments as run_unless does, and reads the
-    // timestamps. Every start needs its finish before the next start or a re-recording.
-    void start();
-    bool finish(const std::function<bool()>& stop = {}, double* gpu_ms = nullptr);
     // (kernel name, GPU ms) for each dispatch of the last run; empty unless profiling.
     std::vector<std::pair<std::string, double>> kernel_times() const;
 
 private:
     VkDescriptorSet allocate_set(const Kernel& k);
     void cut();  // ends the current command buffer and begins the next
-    void submit_segment(size_t s);
-    bool m_in_flight = false;  // started, not yet finished
     Context& m_ctx;
     Handle<VkCommandPool> m_pool;
     VkCommandBuffer m_cb = VK_NULL_HANDLE;  // the one being recorded
