@@ -27,7 +27,7 @@ static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
 
 // A replica's host thread: runs one job at a time (a program's submit and wait) while the caller runs its own. A
 // CPU driver's step of a small model takes about a millisecond, and waking a sleeping thread on a virtual machine can
-// take a good part of that: both sides spin for a while (yielding the core) before they sleep.
+// take a good part of that: both sides spin for up to half a millisecond before they sleep (a futex wait).
 class ShardWorker {
 public:
     ShardWorker() : m_thread([this] { loop(); }) {}
@@ -352,9 +352,10 @@ double Trainer::step_macs(const Config& cfg, int vocab_size) {
 
 // Models whose steps are one submit on a CPU driver (below k_segment_above) run each dispatch on one thread, without
 // lavapipe's thread pool (its ~21 us to wake the pool for each dispatch outweighs a second core on dispatches this
-// small), and use the other cores through replicas (replicas_for). 2 cores, ms a step, pool -> one thread -> one
-// thread on 2 replicas: single-head 1.20 -> 1.09 (2026-11-29), then 2.2-2.4 -> 1.4-1.6 (2026-12-02, a slower hour);
-// the small GPT (C64 L4 T32 B16, ~3e8 multiply-adds a step) 158-209 -> 107-112 -> 64-83. Bigger models keep the pool.
+// small), and use the other cores through replicas (replicas_for). 2 cores, ms a step: single-head, pool 1.20 -> one
+// thread 1.09 (2026-11-29); one thread 1.9-2.4 -> 2 replicas 1.2-1.6 (2026-12-02, a slower hour); the small GPT (C64
+// L4 T32 B16, ~3e8 multiply-adds a step) pool 158-209 -> one thread 107-112 -> 2 replicas 64-83 (2026-12-02). Bigger
+// models keep the pool.
 int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
     return step_macs(cfg, vocab_size) < k_segment_above ? 1 : 0;
 }
