@@ -118,7 +118,7 @@ int run_headless(const RunOptions& o) {
                 data.vocab_size(), c.preset.c_str(), c.describe().c_str(), tr.num_params());
     if (tr.replicas() > 1)
         std::printf("replicas: each step split over %d devices of %s, a slice of the batch each, the gradients averaged "
-                    "before AdamW (one per core; --replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());
+                    "before AdamW (--replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());
     std::fflush(stdout);
     double gflop = 2e-9 * Trainer::step_macs(c, data.vocab_size());
     if (ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && gflop > 20)

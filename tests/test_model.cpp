@@ -383,9 +383,9 @@ TEST_CASE("training on replicas follows training on one device, to float roundin
                             "attention of the displayed element");
         test::require_close(test::to_d(split.model().read_params()), test::to_d(one.model().read_params()), 1e-6,
                             1e-4, "parameters after 12 steps");
-        REQUIRE(split.export_state().adam_v.size() == one.export_state().adam_v.size());
-        test::require_close(test::to_d(split.export_state().adam_m), test::to_d(one.export_state().adam_m), 1e-7, 1e-3,
-                            "AdamW's first moments");
+        TrainerState ss = split.export_state(), so = one.export_state();
+        test::require_close(test::to_d(ss.adam_m), test::to_d(so.adam_m), 1e-7, 1e-3, "AdamW's first moments");
+        test::require_close(test::to_d(ss.adam_v), test::to_d(so.adam_v), 1e-9, 1e-3, "AdamW's second moments");
         REQUIRE(split.estimate_loss().val == Approx(one.estimate_loss().val).epsilon(1e-5));
         REQUIRE(split.generate("", 20, 1.0f, 0, 5) == one.generate("", 20, 1.0f, 0, 5));
     }
