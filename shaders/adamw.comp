@@ -4,23 +4,40 @@
 // (vector gathers on lavapipe; storage-buffer loads there are a loop over the lanes) and written through storage
 // buffers: each invocation reads its own four values before it writes them.
 // Hyperparameters come from a small buffer the host rewrites each step: no re-recording.
+// With replicas > 1 (data parallelism, Trainer's replicas) the gradient is first the batch's, from the gradients of
+// its slices side by side (each the mean over its own rows): their mean weighted by the slices' rows, summed in slice
+// order, so every replica computes the same bits (this all-reduce in the update's pass saves a pass of its own).
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 layout(binding = 0) uniform samplerBuffer params_t;                  // (n,) vec4, the weights before the step
-layout(binding = 1) uniform samplerBuffer grads_t;                   // (n,) vec4
+layout(binding = 1) uniform samplerBuffer grads_t;                   // (n,) vec4, or (replicas, n) vec4
 layout(binding = 2) uniform samplerBuffer m_t;                       // (n,) vec4, first moments before the step
 layout(binding = 3) uniform samplerBuffer v_t;                       // (n,) vec4, second moments before the step
 layout(binding = 4) uniform samplerBuffer hyper;                     // 2 vec4: lr, beta1, beta2, eps | wd, bc1, bc2, -
 layout(std430, binding = 5) writeonly buffer Params { vec4 params[]; };  // the same buffers as 0, 2, 3
 layout(std430, binding = 6) writeonly buffer M { vec4 m[]; };
 layout(std430, binding = 7) writeonly buffer V { vec4 v[]; };
-layout(push_constant) uniform P { uint n; } p;  // n: number of vec4s
+layout(push_constant) uniform P {
+    uint n;         // number of vec4s (in one gradient)
+    uint replicas;  // 1, or R slices' gradients in grads_t
+    uint pad0, pad1;
+    vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
+} p;
 void main() {
     uint i = gid();
     if (i >= p.n) return;
     vec4 h0 = texelFetch(hyper, 0), h1 = texelFetch(hyper, 1);
     float lr = h0.x, beta1 = h0.y, beta2 = h0.z, eps = h0.w, weight_decay = h1.x, bc1 = h1.y, bc2 = h1.z;
-    vec4 g = texelFetch(grads_t, int(i));
+    vec4 g;
+    if (p.replicas <= 1u) {
+        g = texelFetch(grads_t, int(i));
+    } else {
+        g = vec4(0.0);
+        for (uint r = 0u; r < p.replicas; r++) {
+            float w = r < 4u ? p.w0[r] : p.w1[r - 4u];
+            g += w * texelFetch(grads_t, int(r * p.n + i));
+        }
+    }
     vec4 x = texelFetch(params_t, int(i)) * (1.0 - lr * weight_decay);
     vec4 mi = beta1 * texelFetch(m_t, int(i)) + (1.0 - beta1) * g;
     vec4 vi = beta2 * texelFetch(v_t, int(i)) + (1.0 - beta2) * g * g;

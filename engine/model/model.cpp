@@ -338,8 +338,10 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     ops::embedding_backward(m_kc, pr, g(0), g(m_layout.wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos);
 }
 
-void Model::record_update(Program& pr, const Buffer& hyper) {
-    ops::adamw(m_kc, pr, params, grads, adam_m, adam_v, hyper, uint32_t(m_layout.flat));
+void Model::record_update(Program& pr, const Buffer& hyper, const Buffer* slices, uint32_t replicas,
+                          const float* weights) {
+    ops::adamw(m_kc, pr, params, slices ? BufferRange(*slices) : BufferRange(grads), adam_m, adam_v, hyper,
+               uint32_t(m_layout.flat), slices ? replicas : 1, weights);
 }
 
 }  // namespace attn

@@ -112,8 +112,11 @@ public:
                         bool with_loss, bool training);
     // Records backward of the mean loss; every gradient is overwritten (no zero_grad needed).
     void record_backward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed);
-    // Records AdamW on every parameter; `hyper` holds ops::AdamWHyper, rewritten by the host each step.
-    void record_update(Program& pr, const Buffer& hyper);
+    // Records AdamW on every parameter; `hyper` holds ops::AdamWHyper, rewritten by the host each step. With
+    // replicas: the gradient is the weighted mean of the R slices' gradients in `slices` ((R, flat_size), see
+    // ops::adamw), not `grads`.
+    void record_update(Program& pr, const Buffer& hyper, const Buffer* slices = nullptr, uint32_t replicas = 1,
+                       const float* weights = nullptr);
 
     Buffer params, grads, adam_m, adam_v;  // flat, (flat_size,)
 

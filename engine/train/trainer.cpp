@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "ops/adamw.h"
-#include "ops/allreduce.h"
 #include "ops/attention.h"
 
 namespace attn {
@@ -101,7 +100,7 @@ struct Trainer::Shard {
     Buffer inbox;                       // (R, flat) host-visible: every slice's gradient, in slice order
     // [profiled][kind]: the first shard's profiled twins exist while profiling is on. The update of a step runs at
     // the start of the next one (one submit a step); Trainer::flush runs it alone when something reads the weights.
-    enum Kind { Step, UpdateStep, Update };  // forward + backward | grad_mean + AdamW, then Step | grad_mean + AdamW
+    enum Kind { Step, UpdateStep, Update };  // forward + backward | AdamW (of the slices' mean), then Step | AdamW
     std::unique_ptr<Program> prog[2][3];
     std::unique_ptr<ShardWorker> worker;  // the other shards' host thread
 };
@@ -255,10 +254,8 @@ void Trainer::build_shards() {
         sh.inbox.fill_zero();
         auto record = [&](Program& s, Shard::Kind kind) {
             s.begin();
-            if (kind != Shard::Step) {  // the previous step's update: the batch's gradient from every slice's
-                ops::grad_mean(*sh.kc, s, sh.inbox, sh.model->grads, uint32_t(flat), uint32_t(R), weights.data());
-                s.barrier("AdamW reads the batch's gradient");
-                sh.model->record_update(s, *sh.hyper);
+            if (kind != Shard::Step) {  // the previous step's update, by the batch's gradient from every slice's
+                sh.model->record_update(s, *sh.hyper, &sh.inbox, uint32_t(R), weights.data());
                 if (kind == Shard::Update || sh.rows == 0) return s.end();
                 s.barrier("the forward reads the updated weights");
             }
@@ -568,7 +565,7 @@ void Trainer::note_step_time(double wall) {
     }
 }
 
-// Trainer::step on replicas() devices at once: the previous step's update (grad_mean and AdamW) then forward and
+// Trainer::step on replicas() devices at once: the previous step's update (AdamW of the slices' mean) then forward and
 // backward of each slice, and every slice's gradient copied to every device (lavapipe's memory is the host's: a
 // memcpy) for the next step's update, or flush's.
 StepResult Trainer::step_replicated(bool profiled) {

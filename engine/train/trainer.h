@@ -61,8 +61,8 @@ public:
     // cpu_threads_for picks for models up to ~2e9 multiply-adds a step), so a step of such a model uses the other
     // cores through more devices. Each replica (a device of its own on the same driver, with a copy of the parameters
     // and AdamW moments) runs forward and backward on a slice of the batch; every slice's gradient is copied to every
-    // device, where grad_mean (ops/allreduce.h) averages them in slice order, so AdamW gives every replica the same
-    // bits. The losses, gradients and updates are those of the whole batch (to float rounding: the sums over rows
+    // device, where AdamW (ops/adamw.h) averages them in slice order before it applies them, so every replica gets
+    // the same bits. The losses, gradients and updates are those of the whole batch (to float rounding: the sums over rows
     // are split); the same number of replicas gives the same bits. Dropout masks: each slice its own key.
     // Returns one per core (at most 8 and the batch size) on such a context, else 1 (GPUs: one device is faster).
     static int replicas_for(const Context& ctx, const Config& cfg, int vocab_size);
