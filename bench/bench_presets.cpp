@@ -1,5 +1,6 @@
 // Benchmark: step time and tokens/s of each preset on the current device (the gpt preset with ATTN_BENCH_GPT=1), and the ratio to PyTorch's
-// figures measured on the same kind of machine (PyTorch 1.13, OpenBLAS, 1 thread; see README).
+// figures measured on the same kind of machine (PyTorch 1.13, OpenBLAS, 1 thread; see README). Each preset trains as
+// attnlab does by default: --cpu-threads auto and --replicas auto (the replicas column: devices a step is split over).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,8 +28,8 @@ int main(int argc, char** argv) {
                             {"feed-forward", 180.0, steps / 2}, {"residual", 63.0, steps / 4}, {"layernorm", 41.0, steps / 4},
                             {"gpt", 1.0 / 18.7, 2}};
         std::vector<std::string> rows_out;
-        std::printf("%-12s %10s %10s %12s %12s %14s %8s\n", "preset", "ms/step", "GPU ms", "it/s", "tokens/s", "vs PyTorch",
-                    "threads");
+        std::printf("%-12s %10s %10s %12s %12s %14s %8s %9s\n", "preset", "ms/step", "GPU ms", "it/s", "tokens/s",
+                    "vs PyTorch", "threads", "replicas");
         for (const Row& r : rows) {
             Config c;
             c.apply_preset(r.preset);
@@ -51,8 +52,8 @@ int main(int argc, char** argv) {
             rows_out.push_back(r.preset);
             bool cpu = ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
             std::string th = !cpu ? "-" : env_threads ? "env" : std::to_string(co.cpu_threads);
-            std::printf("%-12s %10.3f %10.3f %12.1f %12.0f %13.2fx %8s\n", r.preset, 1e3 * s / r.steps, gpu / r.steps, it_s,
-                        it_s * c.batch_size * c.block_size, it_s / r.torch_it_s, th.c_str());
+            std::printf("%-12s %10.3f %10.3f %12.1f %12.0f %13.2fx %8s %9d\n", r.preset, 1e3 * s / r.steps, gpu / r.steps,
+                        it_s, it_s * c.batch_size * c.block_size, it_s / r.torch_it_s, th.c_str(), tr.replicas());
             if (std::getenv("ATTN_PROFILE")) {
                 tr.set_profiling(true);
                 for (int i = 0; i < 5; i++) {
