@@ -122,7 +122,36 @@ void main() {
         vec4 bsum[TRW / 4];
         for (uint r4 = 0; r4 < TRW / 4; r4++) bsum[r4] = vec4(0.0);
 #endif
-        for (uint m = m_begin; m < m_end; m++) {
+        uint m = m_begin;
+#ifdef DOUT_VEC4
+        // Four rows m at a time: each update of an accumulator then carries four multiply-adds a component instead of
+        // one. The 8 x TKW vec4 accumulators do not fit in a CPU's registers, so their loads and stores bound this
+        // loop on lavapipe (as the forward's dot products avoid); the fetches are the same per row.
+        // (attn_bench_matmul on lavapipe, 2 cores of a Zen 4 VM: dw of the gpt shapes 7-11 -> 13-19 GFLOP/s at M 8192,
+        // 13-16 -> 15-21 at M 2048; whole training steps changed less than their run-to-run noise, bench/RESULTS.md)
+        for (; m + 4 <= m_end; m += 4) {
+            vec4 i0[TKW], i1[TKW], i2[TKW], i3[TKW];
+            for (uint j = 0; j < TKW; j++) {
+                int kk = int(min(k0 + j, K4 - 1));
+                i0[j] = texelFetch(inp4, int(m * K4) + kk);
+                i1[j] = texelFetch(inp4, int((m + 1) * K4) + kk);
+                i2[j] = texelFetch(inp4, int((m + 2) * K4) + kk);
+                i3[j] = texelFetch(inp4, int((m + 3) * K4) + kk);
+            }
+            for (uint r4 = 0; r4 < TRW / 4; r4++) {  // the tile's n as vec4s of dout, components named
+                uint n4 = min(n0 / 4 + r4, (p.N + 3) / 4 - 1);
+                vec4 d0 = g4(m, n4), d1 = g4(m + 1, n4), d2 = g4(m + 2, n4), d3 = g4(m + 3, n4);
+                if (sum_bias) bsum[r4] += ((d0 + d1) + d2) + d3;
+                for (uint j = 0; j < TKW; j++) {
+                    acc[r4 * 4][j] += d0.x * i0[j] + d1.x * i1[j] + d2.x * i2[j] + d3.x * i3[j];
+                    acc[r4 * 4 + 1][j] += d0.y * i0[j] + d1.y * i1[j] + d2.y * i2[j] + d3.y * i3[j];
+                    acc[r4 * 4 + 2][j] += d0.z * i0[j] + d1.z * i1[j] + d2.z * i2[j] + d3.z * i3[j];
+                    acc[r4 * 4 + 3][j] += d0.w * i0[j] + d1.w * i1[j] + d2.w * i2[j] + d3.w * i3[j];
+                }
+            }
+        }
+#endif
+        for (; m < m_end; m++) {  // the rest of the range (all of it with the scalar dout)
             vec4 iv[TKW];
             for (uint j = 0; j < TKW; j++) iv[j] = texelFetch(inp4, int(m * K4 + min(k0 + j, K4 - 1)));
 #ifdef DOUT_VEC4
