@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 #include <vector>
+#include <unistd.h>
 
 #define GLFW_INCLUDE_VULKAN
 #include <GLFW/glfw3.h>
@@ -106,13 +107,37 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".
+// The window rewrites the whole file after each evaluation. A regular file (or a new one) is written beside PATH and
+// renamed over it, so a reader (a script tailing the run, a plot) never finds it truncated or half written; a device
+// (/dev/stdout) or a file in a folder that takes no new files is written in place.
 std::string write_metrics(const std::vector<EvalPoint>& evals, const std::string& path) {
-    std::ofstream f(path);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto st = fs::status(path, ec);
+    bool in_place = fs::exists(st) && !fs::is_regular_file(st);
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());  // the process's own: two windows may share PATH
+    std::ofstream f;
+    if (!in_place) f.open(tmp);
+    if (!f.is_open()) {
+        in_place = true;
+        f.open(path);
+    }
     if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
     f << "step,train_loss,val_loss,tokens_per_s\n";
     for (const EvalPoint& e : evals) f << e.step << ',' << e.train << ',' << e.val << ',' << e.tps << '\n';
-    f.flush();
-    if (!f) return "cannot write --metrics file '" + path + "'";
+    f.close();
+    if (!f) {
+        if (!in_place) fs::remove(tmp, ec);
+        return "cannot write --metrics file '" + path + "'";
+    }
+    if (!in_place) {
+        fs::rename(tmp, path, ec);
+        if (ec) {
+            std::string why = ec.message();
+            fs::remove(tmp, ec);
+            return "cannot replace --metrics file '" + path + "': " + why;
+        }
+    }
     return "";
 }
 
