@@ -10,6 +10,7 @@
 // stay in registers, the other operands are read as RGBA32F texels (one fetch per 4 multiply-adds), and with the
 // causal mask the loops skip the masked half. (The scalar attention_backward.comp keeps two phases and a dpre.)
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
 #include "philox.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                     // (B, T, C/4) vec4
@@ -19,72 +20,123 @@ layout(binding = 3) uniform samplerBuffer out4;                      // (B, T, C
 layout(std430, binding = 4) writeonly buffer Dqkv { vec4 dqkv[]; };  // (B, T, 3*C/4)
 layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;
-layout(constant_id = 0) const uint HS4 = 16;  // HS / 4, specialised per model: loops unroll, rows stay in registers
+// bits 0-7: HS / 4, specialised per model (loops unroll, rows stay in registers); bits 8-15: RB, the rows of one
+// invocation (engine/ops/attention.h: 4 on CPU devices, 1 on GPUs); bit 16: (b, h) fastest (short blocks)
+layout(constant_id = 0) const uint SPEC = 16u | (1u << 8);
+const uint HS4 = SPEC & 255u;
+const uint RB = (SPEC >> 8u) & 255u;
+const bool BH_FASTEST = ((SPEC >> 16u) & 1u) != 0u;
 float keep_scale(uint idx) {
     if (p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 float hsum(vec4 v) { return v.x + v.y + v.z + v.w; }
+// One invocation: RB consecutive query rows (dq) or key rows (dk, dv) of one (b, h). Each row of k and v (for the
+// queries) or of dout, out and q (for the keys) is fetched once for the RB rows instead of once a row: on lavapipe
+// a fetch costs about as much as 16 multiply-adds. Every row's sums run in the same order as with RB 1.
 void main() {
     uint i = gid();
-    if (i >= 2 * p.B * p.NH * p.T) return;
-    // t fastest: neighbouring invocations share (which, b, h) and take the same branch
-    uint t = i % p.T, r = i / p.T, h = r % p.NH, r2 = r / p.NH, b = r2 % p.B, which = r2 / p.B;
+    uint nb = (p.T + RB - 1) / RB;  // row blocks per (b, h)
+    if (i >= 2 * p.B * p.NH * nb) return;
+    // Neighbouring invocations share `which` (the same branch) and either (b, h) (the blocks fastest: they read the
+    // same rows of k and v, or dout, out and q; long blocks) or the block (short blocks, where the blocks of a causal
+    // head differ most in length and lanes of the same block loop alike)
+    uint tb, b, h, which;
+    if (BH_FASTEST) {
+        uint bh = i % (p.B * p.NH), r = i / (p.B * p.NH);
+        tb = r % nb, which = r / nb, b = bh / p.NH, h = bh % p.NH;
+    } else {
+        uint r = i / nb, r2 = r / p.NH;
+        tb = i % nb, h = r % p.NH, b = r2 % p.B, which = r2 / p.B;
+    }
+    uint t0 = tb * RB, tlast = min(t0 + RB, p.T) - 1;
     uint C4 = p.NH * HS4, C34 = 3 * C4;
     float scale = inversesqrt(float(p.HS));
     uint base = (b * p.NH + h) * p.T * p.T;
-    vec4 x[HS4], acc[HS4];
-    for (uint j = 0; j < HS4; j++) acc[j] = vec4(0.0);
-    if (which == 0) {  // query row t: dq[b,t,h,:]
-        uint g0 = (b * p.T + t) * C4 + h * HS4;
-        vec4 d4 = vec4(0.0);
-        for (uint j = 0; j < HS4; j++) {
-            x[j] = texelFetch(dout4, int(g0 + j));  // dout row
-            d4 += x[j] * texelFetch(out4, int(g0 + j));
+    vec4 x[RB][HS4], acc[RB][HS4];
+    [[unroll]] for (uint rr = 0; rr < RB; rr++)
+        [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] = vec4(0.0);
+    if (which == 0) {  // query rows t0..tlast: dq[b,t,h,:]
+        float D[RB];
+        [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+            uint g0 = (b * p.T + min(t0 + rr, tlast)) * C4 + h * HS4;
+            vec4 d4 = vec4(0.0);
+            [[unroll]] for (uint j = 0; j < HS4; j++) {
+                x[rr][j] = texelFetch(dout4, int(g0 + j));  // dout row
+                d4 += x[rr][j] * texelFetch(out4, int(g0 + j));
+            }
+            D[rr] = hsum(d4);
         }
-        float D = hsum(d4);
-        uint tmax = p.causal != 0 ? t : p.T - 1;
+        uint tmax = p.causal != 0 ? tlast : p.T - 1;
         for (uint t2 = 0; t2 <= tmax; t2++) {
-            uint idx = base + t * p.T + t2;
             int k0 = int((b * p.T + t2) * C34 + C4 + h * HS4), v0 = k0 + int(C4);
-            vec4 s4 = vec4(0.0);
-            for (uint j = 0; j < HS4; j++) s4 += x[j] * texelFetch(qkv4, v0 + int(j));
-            float da = hsum(s4);
-            if (p.prob > 0.0) da *= keep_scale(idx);
-            float w = texelFetch(att_t, int(idx)).x * (da - D);
-            for (uint j = 0; j < HS4; j++) acc[j] += w * texelFetch(qkv4, k0 + int(j));
+            vec4 kk[HS4], vv[HS4];
+            [[unroll]] for (uint j = 0; j < HS4; j++) {
+                vv[j] = texelFetch(qkv4, v0 + int(j));
+                kk[j] = texelFetch(qkv4, k0 + int(j));
+            }
+            [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+                uint t = t0 + rr;
+                if (t > tlast || (t2 > t && p.causal != 0)) continue;
+                uint idx = base + t * p.T + t2;
+                vec4 s4 = vec4(0.0);
+                [[unroll]] for (uint j = 0; j < HS4; j++) s4 += x[rr][j] * vv[j];
+                float da = hsum(s4);
+                if (p.prob > 0.0) da *= keep_scale(idx);
+                float w = texelFetch(att_t, int(idx)).x * (da - D[rr]);
+                [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] += w * kk[j];
+            }
         }
-        uint d0 = (b * p.T + t) * C34 + h * HS4;
-        for (uint j = 0; j < HS4; j++) dqkv[d0 + j] = acc[j] * scale;
+        [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+            uint t = t0 + rr;
+            if (t > tlast) continue;
+            uint d0 = (b * p.T + t) * C34 + h * HS4;
+            [[unroll]] for (uint j = 0; j < HS4; j++) dqkv[d0 + j] = acc[rr][j] * scale;
+        }
         return;
     }
-    // key row t: dk[b,t,h,:] and dv[b,t,h,:]
-    uint v0 = (b * p.T + t) * C34 + 2 * C4 + h * HS4;
-    for (uint j = 0; j < HS4; j++) x[j] = texelFetch(qkv4, int(v0 + j));  // v row
-    vec4 dv[HS4];
-    for (uint j = 0; j < HS4; j++) dv[j] = vec4(0.0);
-    for (uint tq = p.causal != 0 ? t : 0; tq < p.T; tq++) {
-        uint idx = base + tq * p.T + t;
-        uint g0 = (b * p.T + tq) * C4 + h * HS4;
-        vec4 g[HS4];
-        vec4 s4 = vec4(0.0), d4 = vec4(0.0);
-        for (uint j = 0; j < HS4; j++) {
-            g[j] = texelFetch(dout4, int(g0 + j));
-            s4 += g[j] * x[j];
-            d4 += g[j] * texelFetch(out4, int(g0 + j));
-        }
-        float a = texelFetch(att_t, int(idx)).x, am = a;
-        if (p.prob > 0.0) am *= keep_scale(idx);
-        float w = am * hsum(s4) - a * hsum(d4);
-        int q0 = int((b * p.T + tq) * C34 + h * HS4);
-        for (uint j = 0; j < HS4; j++) {
-            acc[j] += w * texelFetch(qkv4, q0 + int(j));
-            dv[j] += am * g[j];
+    // key rows t0..tlast: dk[b,t,h,:] and dv[b,t,h,:]
+    vec4 dv[RB][HS4];
+    [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+        uint v0 = (b * p.T + min(t0 + rr, tlast)) * C34 + 2 * C4 + h * HS4;
+        [[unroll]] for (uint j = 0; j < HS4; j++) {
+            x[rr][j] = texelFetch(qkv4, int(v0 + j));  // v row
+            dv[rr][j] = vec4(0.0);
         }
     }
-    uint d0 = (b * p.T + t) * C34 + C4 + h * HS4;
-    for (uint j = 0; j < HS4; j++) {
-        dqkv[d0 + j] = acc[j] * scale;
-        dqkv[d0 + C4 + j] = dv[j];
+    for (uint tq = p.causal != 0 ? t0 : 0; tq < p.T; tq++) {
+        uint g0 = (b * p.T + tq) * C4 + h * HS4;
+        int q0 = int((b * p.T + tq) * C34 + h * HS4);
+        vec4 g[HS4], q[HS4];
+        vec4 d4 = vec4(0.0);
+        [[unroll]] for (uint j = 0; j < HS4; j++) {
+            g[j] = texelFetch(dout4, int(g0 + j));
+            d4 += g[j] * texelFetch(out4, int(g0 + j));
+            q[j] = texelFetch(qkv4, q0 + int(j));
+        }
+        float D = hsum(d4);
+        [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+            uint t = t0 + rr;
+            if (t > tlast || (tq < t && p.causal != 0)) continue;
+            uint idx = base + tq * p.T + t;
+            vec4 s4 = vec4(0.0);
+            [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * x[rr][j];
+            float a = texelFetch(att_t, int(idx)).x, am = a;
+            if (p.prob > 0.0) am *= keep_scale(idx);
+            float w = am * hsum(s4) - a * D;
+            [[unroll]] for (uint j = 0; j < HS4; j++) {
+                acc[rr][j] += w * q[j];
+                dv[rr][j] += am * g[j];
+            }
+        }
+    }
+    [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+        uint t = t0 + rr;
+        if (t > tlast) continue;
+        uint d0 = (b * p.T + t) * C34 + C4 + h * HS4;
+        [[unroll]] for (uint j = 0; j < HS4; j++) {
+            dqkv[d0 + j] = acc[rr][j] * scale;
+            dqkv[d0 + C4 + j] = dv[rr][j];
+        }
     }
 }

@@ -291,6 +291,52 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
     CHECK(!ops::attention_block(test::ctx(), 8, 64));  // rows too wide to keep
 }
 
+TEST_CASE("attention_backward4: several rows an invocation give the bits of one row an invocation", "[ops]") {
+    // RB rows of dq (or of dk and dv) an invocation (ops::attention_backward_rows: 4 on CPU devices) fetch each row of
+    // k, v, dout, out and q once for RB rows; every row's sums keep their order, so dqkv must agree to the bit with
+    // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 32; up to T 64 (b, h) varies fastest between
+    // invocations, past it the row blocks (attention_backward4_spec); head sizes 16 (the small GPT's) and 8; the mask
+    // on and off, dropout 0 and 0.3. Against the CPU reference they are checked by the tests above (rows).
+    Rng r(23);
+    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
+    env.set("rows");
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {99u, 5u};
+    key.upload(k, 8);
+    REQUIRE(ops::attention_backward4_spec(64, 16, 4) == (4u | 4u << 8 | 1u << 16));
+    REQUIRE(ops::attention_backward4_spec(70, 64, 1) == (16u | 1u << 8));
+    for (int T : {9, 30, 32, 70})
+    for (auto [NH, HS] : {std::pair{4, 16}, std::pair{2, 8}})
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
+        const int B = 2, C = NH * HS;
+        INFO("T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
+        ops::AttnDropout gd{prob, 4, key};
+        auto gqkv = upload(test::randn(r, B * T * 3 * C)), gdout = upload(test::randn(r, B * T * C));
+        auto out = zeros(B * T * C), att = zeros(B * NH * T * T);
+        rows.set("1");
+        test::run([&](Program& p) { ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd); });
+        std::vector<float> res[3];
+        const char* rbs[3] = {"1", "4", "8"};
+        for (int v = 0; v < 3; v++) {
+            rows.set(rbs[v]);
+            REQUIRE(ops::attention_backward_rows(test::ctx()) == uint32_t(std::atoi(rbs[v])));
+            auto dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
+            test::run([&](Program& p) {
+                ops::attention_backward(test::kernels(), p, dqkv, dpre, gdout, gqkv, att, out, B, T, NH, HS, causal, gd);
+            });
+            res[v] = dqkv.read<float>(B * T * 3 * C);
+        }
+        for (int v = 1; v < 3; v++) {
+            INFO("RB " << rbs[v]);
+            int diff = 0;
+            for (size_t i = 0; i < res[0].size(); i++) diff += res[0][i] != res[v][i];
+            CHECK(diff == 0);
+        }
+    }
+    rows.set("9");
+    CHECK_THROWS_WITH(ops::attention_backward_rows(test::ctx()), Catch::Matchers::Contains("is not 1 to 8"));
+}
+
 TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {
     Rng r(4);
     const int B = 3, T = 5, V = 67, N = 30;
@@ -695,7 +741,8 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
     INFO("smem kernels forced: " << smem);
     if (smem) mm.set("smem"), at.set("smem");
     Rng r(11);
-    const uint32_t M = 300, N = 68, K = 40, B = 2, T = 24, NH = 2, HS = 8, C = NH * HS;
+    // B 8: attention_backward4 at 4 rows an invocation (CPU devices) still spans three workgroups
+    const uint32_t M = 300, N = 68, K = 40, B = 8, T = 24, NH = 2, HS = 8, C = NH * HS;
     auto inp = upload(test::randn(r, M * K)), w = upload(test::randn(r, N * K)), bias = upload(test::randn(r, N));
     auto dout = upload(test::randn(r, M * N));
     auto qkv = upload(test::randn(r, B * T * 3 * C)), adout = upload(test::randn(r, B * T * C));

@@ -33,6 +33,27 @@ inline bool attention_block(const Context& ctx, uint32_t T, uint32_t HS) {
     if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) return std::string(e) == "block";
     return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
+// Rows of dq (or of dk and dv) one invocation of attention_backward4 computes: on CPU devices 4, so that each row of
+// k and v (or of dout, out and q) is fetched once for four (on lavapipe fetches, not multiply-adds, set the time);
+// GPUs 1, for more invocations. Lavapipe, a layer's backward alone, best of 40: the small GPT's (B 8, T 32, HS 16,
+// one thread) 0.96 -> 0.54 ms, the gpt preset's shapes at B 16 (thread pool) 382 -> 226 ms; within whole steps
+// (--profile) less: the small GPT's four 4.0-4.6 -> 3.3-3.4 ms, the gpt preset's six 5.1 -> 4.7 s (bench/RESULTS.md).
+// ATTN_ATTENTION_ROWS=n forces n (1-8; tests).
+inline uint32_t attention_backward_rows(const Context& ctx) {
+    if (const char* e = std::getenv("ATTN_ATTENTION_ROWS"); e && *e) {
+        int n = std::atoi(e);
+        if (n < 1 || n > 8) throw Error(std::string("ATTN_ATTENTION_ROWS='") + e + "' is not 1 to 8 (or unset it)");
+        return uint32_t(n);
+    }
+    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1;
+}
+// attention_backward4's specialisation constant: HS / 4 in bits 0-7, RB in bits 8-15, bit 16 set for blocks of
+// T <= 64, where (b, h) varies fastest between invocations (with the row blocks fastest, the lanes of a causal head
+// loop as long as the longest block: the small GPT's layer 0.97 ms against 0.55 with (b, h) fastest; longer blocks
+// keep the blocks fastest, whose neighbours read the same rows: the gpt preset's 255 against 339 ms).
+inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB) {
+    return HS / 4 | RB << 8 | (T <= 64 ? 1u << 16 : 0u);
+}
 // Their specialisation constant: HS / 4 in bits 0-7, T in bits 8-15 (the loops over rows unroll).
 inline uint32_t attention_block_spec(uint32_t T, uint32_t HS) { return HS / 4 | T << 8; }
 
@@ -159,9 +180,10 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
         pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH, macs * 6);
         return;
     }
-    if (attention_vec4(HS)) {  // one invocation per query row (dq) and per key row (dk, dv)
-        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, HS / 4);
-        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * T * 2, macs * 6);
+    if (attention_vec4(HS)) {  // one invocation per RB query rows (dq) and per RB key rows (dk, dv)
+        uint32_t RB = attention_backward_rows(kc.context());
+        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, attention_backward4_spec(T, HS, RB));
+        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * ((T + RB - 1) / RB) * 2, macs * 6);
         return;
     }
     const Kernel& k = kc.get("attention_backward", "tttssst", sizeof p);
