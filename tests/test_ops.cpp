@@ -294,9 +294,10 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
 TEST_CASE("attention_backward4: several rows an invocation give the bits of one row an invocation", "[ops]") {
     // RB rows of dq (or of dk and dv) an invocation (ops::attention_backward_rows: 4 on CPU devices) fetch each row of
     // k, v, dout, out and q once for RB rows; every row's sums keep their order, so dqkv must agree to the bit with
-    // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 32; up to T 64 (b, h) varies fastest between
-    // invocations, past it the row blocks (attention_backward4_spec); head sizes 16 (the small GPT's) and 8; the mask
-    // on and off, dropout 0 and 0.3. Against the CPU reference they are checked by the tests above (rows).
+    // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 32; with RB > 1 up to T 64 (b, h) varies
+    // fastest between invocations, past it the row blocks, with RB 1 t (attention_backward4_spec); head sizes 16
+    // (the small GPT's) and 8; the mask on and off, dropout 0 and 0.3. Against the CPU reference they are checked by
+    // the tests above (rows).
     Rng r(23);
     test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
     env.set("rows");
@@ -305,6 +306,7 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
     key.upload(k, 8);
     REQUIRE(ops::attention_backward4_spec(64, 16, 4) == (4u | 4u << 8 | 1u << 16));
     REQUIRE(ops::attention_backward4_spec(70, 64, 1) == (16u | 1u << 8));
+    REQUIRE(ops::attention_backward4_spec(32, 16, 1) == (4u | 1u << 8));
     for (int T : {9, 30, 32, 70})
     for (auto [NH, HS] : {std::pair{4, 16}, std::pair{2, 8}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {

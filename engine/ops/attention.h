@@ -47,12 +47,12 @@ inline uint32_t attention_backward_rows(const Context& ctx) {
     }
     return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1;
 }
-// attention_backward4's specialisation constant: HS / 4 in bits 0-7, RB in bits 8-15, bit 16 set for blocks of
-// T <= 64, where (b, h) varies fastest between invocations (with the row blocks fastest, the lanes of a causal head
+// attention_backward4's specialisation constant: HS / 4 in bits 0-7, RB in bits 8-15, bit 16 set (RB > 1, blocks of
+// T <= 64) where (b, h) varies fastest between invocations (with the row blocks fastest, the lanes of a causal head
 // loop as long as the longest block: the small GPT's layer 0.97 ms against 0.55 with (b, h) fastest; longer blocks
 // keep the blocks fastest, whose neighbours read the same rows: the gpt preset's 255 against 339 ms).
 inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB) {
-    return HS / 4 | RB << 8 | (T <= 64 ? 1u << 16 : 0u);
+    return HS / 4 | RB << 8 | (RB > 1 && T <= 64 ? 1u << 16 : 0u);  // GPUs (RB 1) keep t fastest
 }
 // Their specialisation constant: HS / 4 in bits 0-7, T in bits 8-15 (the loops over rows unroll).
 inline uint32_t attention_block_spec(uint32_t T, uint32_t HS) { return HS / 4 | T << 8; }
