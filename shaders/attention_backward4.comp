@@ -4,11 +4,13 @@
 // (FlashAttention's identity; it holds with dropout, as out already carries the mask) the softmax's backward
 //   dpre[t,t2] = att[t,t2] (datt[t,t2] - D[t]),   datt[t,t2] = m[t,t2] dout[t] . v[t2]
 // needs nothing from the rest of its row, so every gradient is a sum along one row or one column of (T,T):
-//   query invocations (b,h,t):  dq[t]  = HS^-0.5 sum_t2 dpre[t,t2] k[t2]
-//   key invocations (b,h,t2):   dk[t2] = HS^-0.5 sum_t dpre[t,t2] q[t]     dv[t2] = sum_t att[t,t2] m[t,t2] dout[t]
+//   query invocations (b,h, RB rows t):  dq[t]  = HS^-0.5 sum_t2 dpre[t,t2] k[t2]
+//   key invocations (b,h, RB rows t2):   dk[t2] = HS^-0.5 sum_t dpre[t,t2] q[t]
+//                                        dv[t2] = sum_t att[t,t2] m[t,t2] dout[t]
 // m is dropout's keep mask times 1/(1-p), regenerated from the Philox key like the forward. The rows being produced
-// stay in registers, the other operands are read as RGBA32F texels (one fetch per 4 multiply-adds), and with the
-// causal mask the loops skip the masked half. (The scalar attention_backward.comp keeps two phases and a dpre.)
+// stay private to the invocation, the other operands are read as RGBA32F texels (one fetch per 4 * RB multiply-adds),
+// and with the causal mask the loops skip the masked half. (The scalar attention_backward.comp keeps two phases and a
+// dpre.)
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
