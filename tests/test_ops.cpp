@@ -743,26 +743,30 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
     INFO("smem kernels forced: " << smem);
     if (smem) mm.set("smem"), at.set("smem");
     Rng r(11);
-    // B 8: attention_backward4 at 4 rows an invocation (CPU devices) still spans three workgroups
-    const uint32_t M = 300, N = 68, K = 40, B = 8, T = 24, NH = 2, HS = 8, C = NH * HS;
+    // B 24: attention_backward4 at 4 rows an invocation (CPU devices) still spans nine workgroups, cut into pieces
+    // of 4 (Program::dispatch's least)
+    const uint32_t M = 300, N = 68, K = 40, B = 24, T = 24, NH = 2, HS = 8, C = NH * HS;
     auto inp = upload(test::randn(r, M * K)), w = upload(test::randn(r, N * K)), bias = upload(test::randn(r, N));
     auto dout = upload(test::randn(r, M * N));
     auto qkv = upload(test::randn(r, B * T * 3 * C)), adout = upload(test::randn(r, B * T * C));
     // plain matmul over 4.5M outputs: more than 65535 workgroups of 64, so its grid has two rows
     const uint32_t BM = 4096, BN = 1100, BK = 3;
     auto binp = upload(test::randn(r, BM * BK)), bw = upload(test::randn(r, BN * BK));
+    // and over 200k outputs: 3125 workgroups in one row, cut along x
+    const uint32_t XM = 2000, XN = 100;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {9u, 4u};
     key.upload(k, 8);
     auto run = [&](double budget, size_t& submits) {
         auto out = zeros(M * N), dinp = zeros(M * K), dw = zeros(N * K), db = zeros(N);
         auto aout = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
-        auto bout = zeros(BM * BN);
+        auto bout = zeros(BM * BN), xout = zeros(XM * XN);
         Program p(test::ctx(), false, budget);
         p.begin();
         ops::matmul_forward(test::kernels(), p, out, inp, w, bias, M, N, K, true, true);
         ops::attention_forward(test::kernels(), p, aout, att, qkv, B, T, NH, HS, true, {0.2f, 3, key});
         ops::matmul_forward(test::kernels(), p, bout, binp, bw, bias, BM, BN, BK, false);
+        ops::matmul_forward(test::kernels(), p, xout, binp, bw, bias, XM, XN, BK, false);
         p.barrier("backward reads the forward outputs");
         ops::matmul_backward(test::kernels(), p, dinp, dw, db, dout, inp, w, out, M, N, K, true, true, true, false);
         ops::attention_backward(test::kernels(), p, dqkv, dpre, adout, qkv, att, aout, B, T, NH, HS, true, {0.2f, 3, key});
@@ -770,7 +774,7 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
         p.run();
         submits = p.submit_count();
         std::vector<std::vector<float>> all;
-        for (auto* b : {&out, &dinp, &dw, &db, &aout, &att, &dqkv, &bout}) all.push_back(b->read<float>(b->bytes() / 4));
+        for (auto* b : {&out, &dinp, &dw, &db, &aout, &att, &dqkv, &bout, &xout}) all.push_back(b->read<float>(b->bytes() / 4));
         return all;
     };
     size_t one = 0, many = 0;
@@ -785,6 +789,39 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
     }
 }
 
+TEST_CASE("a segmented program dispatches whole what fits its budget and cuts the rest into pieces of 4 workgroups",
+          "[ops]") {
+    // K 3: the plain matmul kernel, one invocation an output: 64 x 10 outputs are 10 workgroups of 64, cost 1920
+    const uint32_t M = 64, N = 10, K = 3;
+    Rng r(5);
+    auto inp = upload(test::randn(r, M * K)), w = upload(test::randn(r, N * K)), bias = upload(test::randn(r, N));
+    auto out = zeros(M * N);
+    auto record = [&](double budget) {
+        auto p = std::make_unique<Program>(test::ctx(), false, budget);
+        p->begin();
+        ops::matmul_forward(test::kernels(), *p, out, inp, w, bias, M, N, K, true);
+        p->end();
+        return p;
+    };
+    auto unbounded = record(1e30);  // once split into one-workgroup pieces: the budget overflowed a 64-bit count
+    REQUIRE(unbounded->piece_count() == 1);
+    REQUIRE(unbounded->submit_count() == 1);
+    // a budget under one workgroup's cost: pieces of 4, 4 and 2 workgroups (lavapipe shares each piece's
+    // workgroups between its threads: one-workgroup pieces ran on one core), each its own submit
+    auto tiny = record(1);
+    REQUIRE(tiny->piece_count() == 3);
+    REQUIRE(tiny->submit_count() == 3);
+    // 5 workgroups (192 each) fit a budget of 1000: two pieces of 5 in two submits
+    auto fives = record(1000);
+    REQUIRE(fives->piece_count() == 2);
+    REQUIRE(fives->submit_count() == 2);
+    fives->run();
+    auto got = download(out, M * N);
+    auto want_prog = record(0);
+    want_prog->run();
+    REQUIRE(download(out, M * N) == got);
+}
+
 // A CPU driver (lavapipe) stops every loop of a shader invocation once 65535 iterations have run in all:
 // Trainer::check_cpu_loops refuses shapes past the limits below, and these are the largest shapes of each kind,
 // checked exactly (sums of ones) or against the reference. (Past them the driver's sums come out short: 70000
@@ -792,14 +829,14 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
 TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums", "[ops][loops]") {
     const uint32_t M = Trainer::k_cpu_max_rows;
     auto ones = [](size_t n) { return upload(std::vector<float>(n, 1.0f)); };
-    SECTION("sums over the rows: matmul's dw and dbias (K > N: one row range on a CPU), LayerNorm's dbias, the mean") {
+    SECTION("sums over the rows: matmul's dw and dbias (in one row range), LayerNorm's dbias, the mean") {
         // N 8, K 64: 8 x 16 dw tiles; N 64, K 256: 8 x 32 (matmul_dw_tkw 8), the most work a row
         auto [N, K] = GENERATE(std::pair{8u, 64u}, std::pair{64u, 256u});
         INFO("N " << N << " K " << K);
         auto dout = ones(size_t(M) * N), inp = ones(size_t(M) * K), w = ones(size_t(N) * K);
         auto dinp = zeros(size_t(M) * K), dw = zeros(size_t(N) * K), db = zeros(N);
-        uint32_t splits = ops::matmul_backward_splits(test::ctx(), M, N, K);
-        auto scratch = zeros(std::max<size_t>(1, ops::matmul_backward_scratch(N, K, true, splits)));
+        uint32_t splits = 1;  // one range over all M rows: the longest loop (CPU devices split at 2048 rows)
+        auto scratch = zeros(1);
         auto lstats = upload(std::vector<float>(2 * size_t(M), 1.0f)), ldinp = zeros(size_t(M) * K), ldw = zeros(K),
              ldb = zeros(K);
         uint32_t lsplits = ops::layernorm_backward_splits(test::ctx(), M, K);

@@ -90,8 +90,10 @@ inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K, bool dout4) {
     return (N + TRW - 1) / TRW * ((K / 4 + TKW - 1) / TKW);
 }
 // How many row ranges matmul_backward's dw/dbias sums are split into on this device (1 for the plain kernels).
-// On lavapipe ranges of 4096 rows when K <= N (the dw tiles then walk k fastest and stream both operands;
-// with K > N splitting measured slower).
+// On lavapipe ranges of 2048 rows, so that each dw tile's rows stay in cache and a big layer's dw has many
+// workgroups for the thread pool (three runs of a scratch program at the gpt preset's M 16384, 2 threads, medians
+// of 5 each: dw of 1536->384 27.5/32.8/26.0 GFLOP/s in one range, 38.9/35.2/32.1 in 8; of 384->1152
+// 28.6/25.1/25.3 in one, 21.9/24.6/31.4 in 4, 25.7/36.2/34.4 in 8; bench/RESULTS.md).
 // GPUs with the smem kernels: ranges for ~1000 workgroups of dw's tiles (each counted as WORKGROUP invocations,
 // not its 256: with two or three of these workgroups resident per multiprocessor, several waves).
 // dout_padded as in matmul_backward.
@@ -99,7 +101,7 @@ inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t 
                                        bool dout_padded = false) {
     if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
     bool dout4 = N % 4 == 0 || dout_padded;
-    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, dout4), K <= N ? 4096 : 0) : 1;
+    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, dout4), 2048) : 1;
 }
 // Row stride (floats) for the gradient of an output of N columns that lets matmul_backward read it four at a
 // time (dout_padded): N rounded up to a multiple of 4 when the tiled kernels serve this K, else N. lm_head's

@@ -16,8 +16,7 @@ static_assert(sizeof(ReduceSplitsPush) == 16);
 // How many row ranges to cut a sum over `rows` rows into, when one range gives `invocations` invocations.
 // GPUs: enough ranges for ~64k invocations, each range at least 64 rows, at most 64 ranges.
 // CPU devices (lavapipe): 2 cores are filled by the outputs alone; ranges of cpu_rows rows where a kernel's
-// inputs then stay in cache (cpu_rows 0: never split). Measured with attn_bench_matmul 16384 on lavapipe:
-// dw of the 384->1152 layer 8.8 GFLOP/s in one range, 8.3 in 2, 12.2 in 4 (4096 rows), 12.3 in 8.
+// inputs then stay in cache (cpu_rows 0: never split; matmul_backward_splits gives its measurements).
 // ATTN_ROW_SPLITS=n forces n everywhere (tests, benchmarks).
 inline uint32_t row_splits(const Context& ctx, uint32_t rows, uint64_t invocations, uint32_t cpu_rows = 0) {
     if (const char* e = std::getenv("ATTN_ROW_SPLITS")) {

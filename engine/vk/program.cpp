@@ -77,6 +77,7 @@ static constexpr uint32_t SETS_PER_POOL = 128;
 static constexpr uint32_t MAX_BINDINGS = 12;
 
 static constexpr uint32_t MAX_PROFILED = 510;
+static constexpr uint64_t k_min_piece_groups = 4;  // Program::dispatch, segmented
 
 Program::Program(Context& ctx, bool profile, double submit_budget)
     : m_ctx(ctx), m_budget(submit_budget), m_profile(profile) {
@@ -150,6 +151,7 @@ void Program::begin() {
     m_views.clear();  // safe: a Program is only re-recorded when no submit of it is in flight
     m_sets_in_pool = 0;
     m_dispatches = 0;
+    m_pieces = 0;
     vkCmdResetQueryPool(m_cb, m_queries, 0, m_profile ? MAX_PROFILED + 2 : 2);
     m_names.clear();
     vkCmdWriteTimestamp(m_cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_queries, 0);
@@ -219,10 +221,15 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     if (m_budget <= 0) {
         bind();
         vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
+        m_pieces++;
     } else {
         // Split along y when the grid has several rows (gid() reads gl_NumWorkGroups.x, unchanged), along
         // x otherwise; vkCmdDispatchBase offsets gl_GlobalInvocationID, so the shaders need no change.
+        // A piece is at least k_min_piece_groups workgroups (or what is left): lavapipe hands a dispatch's
+        // workgroups to its threads in equal shares, so a piece of one workgroup (a big layer's dw tile over
+        // every row costs more than a whole budget) would run on one core.
         uint64_t units = gy > 1 ? gy : gx;
+        uint64_t min_units = gy > 1 ? 1 : k_min_piece_groups;
         double unit_cost = cost / double(units);
         bool bound = false;
         for (uint64_t u = 0; u < units;) {
@@ -232,10 +239,14 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
             }
             if (!bound) bind();
             bound = true;
-            uint64_t c = std::min(units - u, std::max<uint64_t>(1, uint64_t((m_budget - m_seg_cost) / unit_cost)));
+            // compared as doubles: a budget of 1e30 ("one submit") overflows a 64-bit count
+            double fit = std::max(0.0, (m_budget - m_seg_cost) / unit_cost);
+            uint64_t c = fit >= double(units - u) ? units - u
+                                                  : std::min(units - u, std::max<uint64_t>(min_units, uint64_t(fit)));
             if (gy > 1) vkCmdDispatchBase(m_cb, 0, uint32_t(u), 0, uint32_t(gx), uint32_t(c), 1);
             else vkCmdDispatchBase(m_cb, uint32_t(u), 0, 0, uint32_t(c), 1, 1);
             m_seg_cost += double(c) * unit_cost;
+            m_pieces++;
             u += c;
         }
     }

@@ -91,6 +91,8 @@ public:
     void end();
     bool recorded() const { return m_recorded; }
     size_t dispatch_count() const { return m_dispatches; }
+    // Dispatch commands recorded: dispatch_count(), plus the extra pieces a segmented program cut dispatches into.
+    size_t piece_count() const { return m_pieces; }
 
     // Submits and waits. Returns the GPU time of the whole program in milliseconds.
     double run();
@@ -117,6 +119,7 @@ private:
     Handle<VkQueryPool> m_queries;
     bool m_recorded = false;
     size_t m_dispatches = 0;
+    size_t m_pieces = 0;
     bool m_profile = false;
     std::vector<std::string> m_names;
     std::vector<uint64_t> m_stamps;
