@@ -1,6 +1,6 @@
 // Benchmark: GFLOP/s of the linear-layer kernels (forward, backward's dinp part, its dw + dbias part) at
 // the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256),
-// the head (vocabulary 65) with its gradient in rows padded to 68 as the model lays out dlogits,
+// the head (vocabulary 65) with its logits and their gradient in rows padded to 68 as the model lays them out,
 // on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
 // The dw column includes the second pass when this device splits dw's sum over rows (ops/reduce.h; the
@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
             // segmented with an unbounded budget: one submit, but dinp and dw are separate (profiled) dispatches
             Program p(ctx, true, 1e30);
             p.begin();
-            ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu);
+            ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu, {},
+                                padded ? ops::matmul_forward_ld(ctx, s.N, s.K) : s.N);
             p.barrier("backward reads out");
             ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false, scratch,
                                  splits, padded);
