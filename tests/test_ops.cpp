@@ -822,6 +822,41 @@ TEST_CASE("a segmented program dispatches whole what fits its budget and cuts th
     REQUIRE(download(out, M * N) == got);
 }
 
+TEST_CASE("on a CPU driver a dispatch's partial last workgroup runs as workgroups of its vector width", "[ops]") {
+    // lavapipe runs a workgroup of 64 as 8 passes of 8 lanes, and passes whose lanes have all returned cost most of
+    // what busy ones do: Program::dispatch runs the whole workgroups, then the rest as workgroups of the vector width
+    // (Kernel::narrow_pipeline, index.glsl's specialisation constant 1). GPUs keep one dispatch.
+    uint32_t lanes = test::ctx().cpu_simd_width();
+    bool cpu = test::ctx().props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    INFO("vector width " << lanes);
+    REQUIRE((lanes > 0) == cpu);
+    // shaders with a fixed workgroup size (shared memory, barriers) have no narrow twin
+    REQUIRE(test::kernels().get("attention_softmax", 2, sizeof(ops::AttnSoftmaxPush)).narrow_pipeline(8) ==
+            VK_NULL_HANDLE);
+    REQUIRE((test::kernels().get("embedding_forward4", "ssvvs", sizeof(ops::EmbeddingPush)).narrow_pipeline(lanes) !=
+             VK_NULL_HANDLE) == cpu);
+    Rng r(12);
+    const uint32_t K = 8, N = 112;  // 7 column tiles of 16
+    // M 160: 70 tiles, one workgroup of 64 and a tail of 6; M 80: 35, all tail; M 144: 63, all tail; M 128 with
+    // N 128: 64, one whole workgroup
+    struct Case { uint32_t M, N; size_t pieces_cpu; };
+    for (Case c : {Case{160, N, 2}, Case{80, N, 1}, Case{144, N, 1}, Case{128, 128, 1}}) {
+        INFO("M " << c.M << " N " << c.N);
+        auto inp = test::randn(r, c.M * K), w = test::randn(r, c.N * K), bias = test::randn(r, c.N);
+        auto ginp = upload(inp), gw = upload(w), gb = upload(bias), out = zeros(c.M * c.N);
+        Program p(test::ctx());
+        p.begin();
+        ops::matmul_forward(test::kernels(), p, out, ginp, gw, gb, c.M, c.N, K, true);
+        p.end();
+        REQUIRE(p.dispatch_count() == 1);
+        REQUIRE(p.piece_count() == (cpu ? c.pieces_cpu : 1));
+        p.run();
+        std::vector<double> ro;
+        ref::matmul_forward(ro, inp, w, &bias, c.M, c.N, K);
+        test::require_close(download(out, c.M * c.N), ro, 1e-5, 1e-5, "inp @ w^T + bias");
+    }
+}
+
 // A CPU driver (lavapipe) stops every loop of a shader invocation once 65535 iterations have run in all:
 // Trainer::check_cpu_loops refuses shapes past the limits below, and these are the largest shapes of each kind,
 // checked exactly (sums of ones) or against the reference. (Past them the driver's sums come out short: 70000

@@ -225,6 +225,13 @@ Context::Context(const ContextOptions& opt) {
     const char* lp_threads = std::getenv("LP_NUM_THREADS");
     m_cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && std::string(lp_threads) == "0";
     m_memory_bytes = usable_bytes(m_physical, m_props.deviceType);
+    if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sg};
+        vkGetPhysicalDeviceProperties2(m_physical, &p2);
+        if (sg.subgroupSize > 0 && sg.subgroupSize < 64 && 64 % sg.subgroupSize == 0)  // 64: WORKGROUP (vk/program.h)
+            m_cpu_simd = sg.subgroupSize;
+    }
     std::string threads;  // what opt.cpu_threads set on a CPU driver
     if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && opt.cpu_threads > 0)
         threads = opt.cpu_threads == 1 ? ", every dispatch on one thread (no thread pool)"

@@ -57,6 +57,35 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     VkPipeline p;
     VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
     m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+    m_dev = dev;
+    m_spec = spec;
+    // OpDecorate (opcode 71, 4 words) of any id with SpecId (decoration 1) 1: index.glsl's local_size_x_id
+    const uint32_t* w = s->words;
+    for (size_t i = 5, n = s->bytes / 4; i < n && (w[i] >> 16) > 0; i += w[i] >> 16)
+        if (w[i] == (71u | 4u << 16) && i + 3 < n && w[i + 2] == 1 && w[i + 3] == 1) m_resizable = true;
+}
+
+VkPipeline Kernel::narrow_pipeline(uint32_t lanes) const {
+    if (!m_resizable || lanes == 0) return VK_NULL_HANDLE;
+    if (m_narrow && m_narrow_lanes == lanes) return m_narrow;
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = m_module;
+    ci.stage.pName = "main";
+    uint32_t values[2] = {m_spec, lanes};
+    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+    // constant 0 only where the wide pipeline sets it (spec 0 leaves the shader's default)
+    VkSpecializationInfo si{m_spec ? 2u : 1u, m_spec ? entries : entries + 1, sizeof values, values};
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = m_layout;
+    ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;
+    VkPipeline p;
+    VkDevice dev = m_dev;
+    VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
+    m_narrow = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+    m_narrow_lanes = lanes;
+    return p;
 }
 
 const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec) {
@@ -218,7 +247,18 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     uint64_t gx = std::min(groups, max_x);
     uint64_t gy = (groups + gx - 1) / gx;
     if (cost <= 0) cost = double(n) * 8;
-    if (m_budget <= 0) {
+    uint64_t lanes = m_ctx.cpu_simd_width(), whole = n / WORKGROUP, tail = n % WORKGROUP;
+    VkPipeline narrow = m_budget <= 0 && gy == 1 && tail > 0 ? k.narrow_pipeline(uint32_t(lanes)) : VK_NULL_HANDLE;
+    if (narrow) {  // the whole workgroups, then the rest in workgroups of `lanes` (gl_GlobalInvocationID continues)
+        bind();
+        if (whole > 0) {
+            vkCmdDispatch(m_cb, uint32_t(whole), 1, 1);
+            m_pieces++;
+        }
+        vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, narrow);  // the same layout: set and constants stay
+        vkCmdDispatchBase(m_cb, uint32_t(whole * (WORKGROUP / lanes)), 0, 0, uint32_t((tail + lanes - 1) / lanes), 1, 1);
+        m_pieces++;
+    } else if (m_budget <= 0) {
         bind();
         vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
         m_pieces++;

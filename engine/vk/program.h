@@ -29,6 +29,10 @@ public:
     const std::string& layout_string() const { return m_layout_str; }
     uint32_t push_bytes() const { return m_push_bytes; }
     VkPipeline pipeline() const { return m_pipeline; }
+    // The same shader with workgroups of `lanes` invocations (a CPU driver's vector width) instead of WORKGROUP, for
+    // the tail of a dispatch: made on first use; VK_NULL_HANDLE when the shader's workgroup size is fixed (it does
+    // not include shaders/common/index.glsl: shared memory, barriers).
+    VkPipeline narrow_pipeline(uint32_t lanes) const;
     VkPipelineLayout layout() const { return m_layout; }
     VkDescriptorSetLayout set_layout() const { return m_set_layout; }
 
@@ -39,6 +43,11 @@ private:
     Handle<VkDescriptorSetLayout> m_set_layout;
     Handle<VkPipelineLayout> m_layout;
     Handle<VkPipeline> m_pipeline;
+    VkDevice m_dev = VK_NULL_HANDLE;
+    uint32_t m_spec = 0;
+    bool m_resizable = false;            // the SPIR-V decorates specialisation constant 1 (index.glsl's local_size_x_id)
+    mutable uint32_t m_narrow_lanes = 0;
+    mutable Handle<VkPipeline> m_narrow;
 };
 
 // Pipelines are compiled once per context (the first use JIT-compiles on CPU drivers) and shared.
@@ -72,7 +81,10 @@ public:
     Program& operator=(const Program&) = delete;
 
     void begin();
-    // Dispatches ceil(n / WORKGROUP) workgroups, split over y when x would exceed the device limit.
+    // Dispatches ceil(n / WORKGROUP) workgroups, split over y when x would exceed the device limit. On a CPU driver
+    // the last, partial workgroup runs as workgroups of its vector width instead (Kernel::narrow_pipeline): there a
+    // workgroup's vector passes whose lanes have all returned cost most of what busy ones do (the lecture's attention,
+    // 16 heads a step: 35 -> 12 us).
     // cost: the dispatch's multiply-adds (or comparable work), which only decides where a segmented
     // program is cut; 0 estimates a few per invocation (element-wise kernels).
     void dispatch(const Kernel& k, std::initializer_list<BufferRange> buffers, const void* push, size_t push_bytes,
