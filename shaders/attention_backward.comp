@@ -9,6 +9,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 // Inputs are R32F texel buffers (gathers on lavapipe); dpre is written as storage in phase 0 and read
 // through its texel view (binding 6) in phase 1.
 layout(binding = 0) uniform samplerBuffer dout_t;                    // (B, T, C)
@@ -23,7 +24,7 @@ float qkv(uint i) { return texelFetch(qkv_t, int(i)).x; }
 float att(uint i) { return texelFetch(att_t, int(i)).x; }
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;  // causal: unused here
 float keep_scale(uint idx) {
-    if (p.prob <= 0.0) return 1.0;
+    if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 void main() {
@@ -42,7 +43,7 @@ void main() {
             if (a != 0.0) {
                 uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
                 for (uint d = 0; d < p.HS; d++) da += dout(o0 + d) * qkv(v0 + d);
-                if (p.prob > 0.0) da *= keep_scale(row + t2);
+                if (F_DROPOUT && p.prob > 0.0) da *= keep_scale(row + t2);
             }
             dpre[row + t2] = da;
             dot_sum += a * da;
@@ -63,7 +64,7 @@ void main() {
         s *= scale;
     } else {                   // dv[b,t,h,d]
         // two loops, not one with a branch inside: a CPU driver may flatten the branch and run Philox always
-        if (p.prob > 0.0) {
+        if (F_DROPOUT && p.prob > 0.0) {
             for (uint tq = 0; tq < p.T; tq++)
                 s += att(base + tq * p.T + t) * keep_scale(base + tq * p.T + t) * dout((b * p.T + tq) * C + hd);
         } else {

@@ -15,6 +15,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                     // (B, T, C/4) vec4
 layout(binding = 1) uniform samplerBuffer qkv4;                      // (B, T, 3*C/4) vec4: q | k | v
 layout(binding = 2) uniform samplerBuffer att_t;                     // (B, NH, T, T), before dropout
@@ -29,7 +30,7 @@ const uint HS4 = SPEC & 255u;
 const uint RB = (SPEC >> 8u) & 255u;
 const bool BH_FASTEST = ((SPEC >> 16u) & 1u) != 0u;
 float keep_scale(uint idx) {
-    if (p.prob <= 0.0) return 1.0;
+    if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 float hsum(vec4 v) { return v.x + v.y + v.z + v.w; }
@@ -85,7 +86,7 @@ void main() {
                 vec4 s4 = vec4(0.0);
                 [[unroll]] for (uint j = 0; j < HS4; j++) s4 += x[rr][j] * vv[j];
                 float da = hsum(s4);
-                if (p.prob > 0.0) da *= keep_scale(idx);
+                if (F_DROPOUT && p.prob > 0.0) da *= keep_scale(idx);
                 float w = texelFetch(att_t, int(idx)).x * (da - D[rr]);
                 [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] += w * kk[j];
             }
@@ -125,7 +126,7 @@ void main() {
             vec4 s4 = vec4(0.0);
             [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * x[rr][j];
             float a = texelFetch(att_t, int(idx)).x, am = a;
-            if (p.prob > 0.0) am *= keep_scale(idx);
+            if (F_DROPOUT && p.prob > 0.0) am *= keep_scale(idx);
             float w = am * hsum(s4) - a * D;
             [[unroll]] for (uint j = 0; j < HS4; j++) {
                 acc[rr][j] += w * q[j];

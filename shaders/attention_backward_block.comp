@@ -16,6 +16,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                     // (B, T, C/4) vec4
 layout(binding = 1) uniform samplerBuffer qkv4;                      // (B, T, 3*C/4) vec4: q | k | v
 layout(binding = 2) uniform samplerBuffer att_t;                     // (B, NH, T, T), before dropout
@@ -28,7 +29,7 @@ layout(constant_id = 0) const uint SPEC = 8u | (8u << 8);
 const uint HS4 = SPEC & 255u;
 const uint TB = SPEC >> 8u;
 float keep_scale(uint idx) {
-    if (p.prob <= 0.0) return 1.0;
+    if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 float hsum(vec4 v) { return v.x + v.y + v.z + v.w; }
@@ -62,10 +63,10 @@ void main() {
                 [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * v[t2][j];
                 float S = hsum(s4), a = texelFetch(att_t, int(idx)).x, m = keep_scale(idx);
                 float da = S;
-                if (p.prob > 0.0) da *= m;
+                if (F_DROPOUT && p.prob > 0.0) da *= m;
                 wq[t][t2] = a * (da - D);  // attention_backward4's query path
                 float amt = a;
-                if (p.prob > 0.0) amt *= m;
+                if (F_DROPOUT && p.prob > 0.0) amt *= m;
                 am[t][t2] = amt;
                 wk[t][t2] = amt * S - a * D;  // its key path
             }

@@ -8,6 +8,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer qkv_t;                    // (B, T, 3*C) R32F: gathers on lavapipe
 layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T, T)
 layout(std430, binding = 2) buffer Out { float outp[]; }; // (B, T, C)
@@ -45,7 +46,7 @@ void main() {
     float drop_scale = 1.0 / (1.0 - p.prob);
     for (uint t2 = 0; t2 <= tmax; t2++) {
         // the dropout mask is a pure function of the index: backward regenerates it
-        if (p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
+        if (F_DROPOUT && p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
         float a = att[row + t2] * drop_scale;
         uint v0 = (b * p.T + t2) * C3 + 2 * C + h * p.HS;
         for (uint d = 0; d < p.HS; d++) outp[o0 + d] += a * texelFetch(qkv_t, int(v0 + d)).x;

@@ -6,6 +6,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer qkv4;                     // (B, T, 3*C/4) vec4: q | k | v
 layout(std430, binding = 1) buffer Att { float att[]; };            // (B, NH, T, T)
 layout(std430, binding = 1) buffer Att4 { vec4 att4[]; };          // the same, as vec4s (T % 4 == 0)
@@ -69,7 +70,7 @@ void main() {
             }
             vec4 a4 = s[g] * inv;
             att4[row4 + g] = a4;
-            if (p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
+            if (F_DROPOUT && p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
             int v0 = int((b * p.T + 4 * g) * C34 + 2 * C4 + h * HS4), vs = int(C34);
             for (uint j = 0; j < HS4; j++)
                 o[j] += a4.x * texelFetch(qkv4, v0 + int(j)) + a4.y * texelFetch(qkv4, v0 + vs + int(j)) +
@@ -105,7 +106,7 @@ void main() {
             vec4 a4 = att4[row4 + g] * inv;
             att4[row4 + g] = a4;
             // the dropout mask is a pure function of the index: backward regenerates it
-            if (p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
+            if (F_DROPOUT && p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
             int v0 = int((b * p.T + 4 * g) * C34 + 2 * C4 + h * HS4), vs = int(C34);
             for (uint j = 0; j < HS4; j++)
                 o[j] += a4.x * texelFetch(qkv4, v0 + int(j)) + a4.y * texelFetch(qkv4, v0 + vs + int(j)) +
@@ -138,7 +139,7 @@ void main() {
         float a = att[row + t2] * inv;
         att[row + t2] = a;
         // the dropout mask is a pure function of the index: backward regenerates it
-        if (p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
+        if (F_DROPOUT && p.prob > 0.0 && !dropout_keep(key, p.site, row + t2, p.prob)) continue;
         a *= drop_scale;
         int v0 = int((b * p.T + t2) * C34 + 2 * C4 + h * HS4);
         for (uint j = 0; j < HS4; j++) o[j] += a * texelFetch(qkv4, v0 + int(j));

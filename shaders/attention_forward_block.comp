@@ -9,6 +9,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer qkv4;                     // (B, T, 3*C/4) vec4: q | k | v
 layout(std430, binding = 1) buffer Att4 { vec4 att4[]; };          // (B, NH, T, T) as vec4s
 layout(std430, binding = 2) writeonly buffer Out { vec4 outp[]; };  // (B, T, C/4)
@@ -70,7 +71,7 @@ void main() {
             }
             vec4 a4 = s[g] * inv;
             att4[row4 + g] = a4;
-            if (p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
+            if (F_DROPOUT && p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, row4 + g, p.prob)) * (1.0 / (1.0 - p.prob));
             [[unroll]] for (uint j = 0; j < HS4; j++)
                 o[j] += a4.x * v[4 * g][j] + a4.y * v[4 * g + 1][j] + a4.z * v[4 * g + 2][j] + a4.w * v[4 * g + 3][j];
         }

@@ -5,6 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };          // (n,)
 layout(std430, binding = 1) readonly buffer Res { float res[]; };      // (n,)
 layout(std430, binding = 2) writeonly buffer Out { float outp[]; };    // (n,)
@@ -13,7 +14,7 @@ layout(push_constant) uniform P { uint n, site, has_residual; float prob; } p;
 void one(uint i, bool keep) {
     if (i >= p.n) return;
     float v = keep ? x[i] / (1.0 - p.prob) : 0.0;
-    outp[i] = p.has_residual != 0 ? res[i] + v : v;
+    outp[i] = F_ADD && p.has_residual != 0 ? res[i] + v : v;
 }
 void main() {
     uint i4 = gid();

@@ -6,6 +6,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "philox.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer x4;                          // (n/4,) vec4
 layout(binding = 1) uniform samplerBuffer res4;                        // (n/4,) vec4
 layout(std430, binding = 2) writeonly buffer Out { vec4 out4[]; };     // (n/4,)
@@ -16,5 +17,5 @@ void main() {
     if (i4 >= p.n / 4) return;
     bvec4 keep = dropout_keep4(key, p.site, i4, p.prob);
     vec4 v = mix(vec4(0.0), texelFetch(x4, int(i4)) / (1.0 - p.prob), keep);  // a select per element
-    out4[i4] = p.has_residual != 0 ? texelFetch(res4, int(i4)) + v : v;
+    out4[i4] = F_ADD && p.has_residual != 0 ? texelFetch(res4, int(i4)) + v : v;
 }

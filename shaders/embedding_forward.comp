@@ -2,6 +2,7 @@
 // x[b,t,:] = wte[tokens[offsets[b]+t], :] + wpe[t, :]   (wpe only when use_pos)
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "flags.glsl"
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };   // (N_tokens,)
 layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 2) readonly buffer Wte { float wte[]; };        // (V, C)
@@ -14,6 +15,6 @@ void main() {
     uint c = i % p.C, bt = i / p.C, t = bt % p.T, b = bt / p.T;
     uint tok = tokens[offsets[b] + t];
     float x = wte[tok * p.C + c];
-    if (p.use_pos != 0) x += wpe[t * p.C + c];
+    if (F_POS && p.use_pos != 0) x += wpe[t * p.C + c];
     outp[i] = x;
 }

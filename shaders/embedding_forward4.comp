@@ -4,6 +4,7 @@
 //   x[b,t,:] = wte[tokens[offsets[b]+t], :] + wpe[t, :]   (wpe only when use_pos)
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "flags.glsl"
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };   // (N_tokens,)
 layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(binding = 2) uniform samplerBuffer wte4;                          // (V, C/4) vec4
@@ -17,6 +18,6 @@ void main() {
     uint c4 = i % C4, bt = i / C4, t = bt % p.T, b = bt / p.T;
     uint tok = tokens[offsets[b] + t];
     vec4 x = texelFetch(wte4, int(tok * C4 + c4));
-    if (p.use_pos != 0) x += texelFetch(wpe4, int(t * C4 + c4));
+    if (F_POS && p.use_pos != 0) x += texelFetch(wpe4, int(t * C4 + c4));
     outp[i] = x;
 }

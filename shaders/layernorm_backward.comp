@@ -5,6 +5,7 @@
 // accumulate adds into dinp: the residual stream's gradient flows through unchanged.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "flags.glsl"
 layout(std430, binding = 0) readonly buffer Dout { float dout[]; };   // (N, C)
 layout(std430, binding = 1) readonly buffer Inp { float inp[]; };     // (N, C)
 layout(std430, binding = 2) readonly buffer W { float w[]; };         // (C,)
@@ -29,7 +30,8 @@ void main() {
         for (uint c = 0; c < p.C; c++) {
             float norm = (inp[o + c] - s.x) * s.y;
             float g = s.y * (dout[o + c] * w[c] - mean_d - norm * mean_dn);
-            dinp[o + c] = p.accumulate != 0 ? dinp[o + c] + g : g;
+            if (F_ADD && p.accumulate != 0) dinp[o + c] += g;
+            else dinp[o + c] = g;
         }
         return;
     }

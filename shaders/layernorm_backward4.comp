@@ -7,6 +7,7 @@
 // them up. splits == 1: stride 0, db_off 0.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                      // (N, C/4)
 layout(binding = 1) uniform samplerBuffer inp4;                       // (N, C/4)
 layout(binding = 2) uniform samplerBuffer w4;                         // (C/4,)
@@ -32,7 +33,8 @@ void main() {
         for (uint c = 0; c < C4; c++) {
             vec4 norm = (texelFetch(inp4, o + int(c)) - s.x) * s.y;
             vec4 g = s.y * (texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c)) - mean_d - norm * mean_dn);
-            dinp[o + int(c)] = p.accumulate != 0 ? dinp[o + int(c)] + g : g;
+            if (F_ADD && p.accumulate != 0) dinp[o + int(c)] += g;
+            else dinp[o + int(c)] = g;
         }
         return;
     }

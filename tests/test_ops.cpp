@@ -1,4 +1,5 @@
 // Every kernel against its CPU reference on seeded random input (odd shapes), backward also against finite differences.
+#include <cstring>
 #include <functional>
 
 #include "gpu.h"
@@ -854,6 +855,106 @@ TEST_CASE("on a CPU driver a dispatch's partial last workgroup runs as workgroup
         std::vector<double> ro;
         ref::matmul_forward(ro, inp, w, &bias, c.M, c.N, K);
         test::require_close(download(out, c.M * c.N), ro, 1e-5, 1e-5, "inp @ w^T + bias");
+    }
+}
+
+TEST_CASE("kernels specialised without the parts a dispatch leaves unused give the unspecialised kernels' bits",
+          "[ops]") {
+    // kflag (engine/vk/program.h): each op compiles its pipelines without the optional parts its push constants leave
+    // off (lavapipe would run them masked); ATTN_KERNEL_FLAGS=all keeps every part. Every combination the ops pick,
+    // both ways, bit for bit. ATTN_NARROW_TAIL=0 also runs each with workgroups of 64 only.
+    test::EnvGuard flags("ATTN_KERNEL_FLAGS"), tail("ATTN_NARROW_TAIL");
+    Rng r(13);
+    // runs `record` three ways (specialised; every part; every part in workgroups of 64), returns each way's outputs
+    auto three_ways = [&](const std::function<void(Program&)>& record, const std::vector<Buffer*>& outs) {
+        std::vector<std::vector<std::vector<float>>> got;  // [way][output]
+        for (int way = 0; way < 3; way++) {
+            if (way == 0) flags.clear(), tail.clear();
+            if (way >= 1) flags.set("all");
+            if (way == 2) tail.set("0");
+            for (Buffer* b : outs) std::memset(b->mapped(), 0, b->bytes());
+            test::run(record);
+            got.emplace_back();
+            for (Buffer* b : outs) got.back().push_back(b->read<float>(b->bytes() / 4));
+        }
+        flags.clear(), tail.clear();
+        REQUIRE(got[0] == got[1]);
+        REQUIRE(got[1] == got[2]);
+    };
+    auto host = [&](size_t n, double scale = 1.0) {  // host-visible, so that each way starts from the same zeros
+        Buffer b(test::ctx(), n * 4, true);
+        auto v = test::randn(r, n, scale);
+        std::vector<float> f(v.begin(), v.end());
+        std::memcpy(b.mapped(), f.data(), n * 4);
+        return b;
+    };
+    const uint32_t M = 37, N = 24, K = 20;  // tiled kernels (K % 4 == 0), a tail of tiles
+    Buffer inp = host(M * K), w = host(N * K), bias = host(N), res = host(M * N), dout = host(M * N);
+    Buffer out(test::ctx(), M * N * 4, true), fwd(test::ctx(), M * N * 4, true), dinp = host(M * K);
+    Buffer dw(test::ctx(), N * K * 4, true), db(test::ctx(), N * 4, true);
+    for (int bits = 0; bits < 8; bits++) {
+        bool has_bias = bits & 1, relu = bits & 2, add = bits & 4;
+        INFO("bias " << has_bias << " relu " << relu << " residual / accumulate " << add);
+        three_ways([&](Program& p) {
+            ops::matmul_forward(test::kernels(), p, out, inp, w, bias, M, N, K, has_bias, relu, add ? BufferRange(res) : BufferRange{});
+        }, {&out});
+        test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, fwd, inp, w, bias, M, N, K, has_bias, relu); });
+        std::vector<float> dinp0 = dinp.read<float>(M * K);
+        three_ways([&](Program& p) {
+            if (add) dinp.upload(dinp0.data(), M * K * 4);  // += the same values each way
+            ops::matmul_backward(test::kernels(), p, dinp, dw, db, dout, inp, w, fwd, M, N, K, has_bias, relu, true, add);
+        }, {&dw, &db});
+        dinp.upload(dinp0.data(), M * K * 4);
+    }
+    // attention without dropout: the block kernels (T 8) and the row kernels (T 12)
+    for (uint32_t T : {8u, 12u}) {
+        const uint32_t B = 3, NH = 2, HS = 8, C = NH * HS;
+        INFO("attention, T " << T);
+        Buffer qkv = host(B * T * 3 * C), adout = host(B * T * C), seed = host(2);
+        Buffer att(test::ctx(), B * NH * T * T * 4, true), aout(test::ctx(), B * T * C * 4, true);
+        Buffer dqkv(test::ctx(), B * T * 3 * C * 4, true), dpre(test::ctx(), B * NH * T * T * 4, true);
+        ops::AttnDropout drop;
+        drop.seed = seed;
+        three_ways([&](Program& p) {
+            ops::attention_forward(test::kernels(), p, aout, att, qkv, B, T, NH, HS, true, drop);
+            p.barrier("the backward reads att and out");
+            ops::attention_backward(test::kernels(), p, dqkv, dpre, adout, qkv, att, aout, B, T, NH, HS, true, drop);
+        }, {&att, &aout, &dqkv});
+    }
+    // layernorm's backward (dinp = or +=), dropout's forward with and without a residual, embeddings with and without
+    // positions
+    const uint32_t LN = 29, LC = 16;
+    Buffer lx = host(LN * LC), lw = host(LC), lb = host(LC), ldout = host(LN * LC), lout(test::ctx(), LN * LC * 4, true);
+    Buffer stats(test::ctx(), LN * 2 * 4, true), ldx = host(LN * LC), ldw(test::ctx(), LC * 4, true), ldb(test::ctx(), LC * 4, true);
+    test::run([&](Program& p) { ops::layernorm_forward(test::kernels(), p, lout, stats, lx, lw, lb, LN, LC); });
+    std::vector<float> ldx0 = ldx.read<float>(LN * LC);
+    for (bool acc : {false, true}) {
+        INFO("layernorm backward, accumulate " << acc);
+        three_ways([&](Program& p) {
+            ldx.upload(ldx0.data(), LN * LC * 4);
+            ops::layernorm_backward(test::kernels(), p, ldx, ldw, ldb, ldout, lx, lw, stats, LN, LC, acc);
+        }, {&ldx, &ldw, &ldb});
+    }
+    Buffer dseed(test::ctx(), 8, true);
+    const uint32_t key[2] = {3u, 7u};
+    dseed.upload(key, 8);
+    for (bool with_res : {false, true}) {
+        INFO("dropout forward, residual " << with_res);
+        three_ways([&](Program& p) {
+            ops::dropout_forward(test::kernels(), p, lout, lx, with_res ? BufferRange(ldout) : BufferRange{}, dseed,
+                                 LN * LC, 5, 0.25f);
+        }, {&lout});
+    }
+    const uint32_t EB = 3, ET = 5, EC = 16, EV = 11;
+    std::vector<uint32_t> toks(64), offs = {0, 9, 30};
+    for (size_t i = 0; i < toks.size(); i++) toks[i] = uint32_t(i * 7 % EV);
+    auto gtoks = upload(toks), goffs = upload(offs);
+    Buffer wte = host(EV * EC), wpe = host(ET * EC), eout(test::ctx(), EB * ET * EC * 4, true);
+    for (bool pos : {false, true}) {
+        INFO("embedding, positions " << pos);
+        three_ways([&](Program& p) {
+            ops::embedding_forward(test::kernels(), p, eout, gtoks, goffs, wte, wpe, EB, ET, EC, pos);
+        }, {&eout});
     }
 }
 

@@ -135,12 +135,13 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
         return;
     }
     AttentionPush p{B, T, NH, HS, causal, drop.site, drop.prob};
+    uint32_t drop_flags = kflag::pick(drop.prob > 0.0f, kflag::dropout);
     // cost for segmented programs: q.k and att @ v (half masked when causal), x4 as these row-per-invocation
     // kernels do about a quarter of the tiled matmuls' multiply-adds per second
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);
     if (attention_block(kc.context(), T, HS) && T % 4 == 0) {  // one invocation per (b, h): the whole (T,T) block
         if (att.offset % 16 != 0) throw Error("internal error: attention_forward needs att on a 16-byte offset");
-        pr.dispatch(kc.get("attention_forward_block", "vsss", sizeof p, attention_block_spec(T, HS)),
+        pr.dispatch(kc.get("attention_forward_block", "vsss", sizeof p, attention_block_spec(T, HS), drop_flags),
                     {qkv, att, out, drop.seed}, p, uint64_t(B) * NH, macs * 2);
         return;
     }
@@ -152,7 +153,8 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: the
     // lecture's T 8 0.09 -> 0.065 ms on lavapipe; no gain measured at 32)
     uint32_t spec = attention_forward4_spec(T, HS);
-    pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, spec) : kc.get(name, "tsss", sizeof p), {qkv, att, out, drop.seed}, p,
+    pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, spec, drop_flags) : kc.get(name, "tsss", sizeof p, 0, drop_flags),
+                {qkv, att, out, drop.seed}, p,
                 uint64_t(B) * NH * T, macs * 2);
 }
 
@@ -174,19 +176,20 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
         return;
     }
     AttentionBackPush p{B, T, NH, HS, 0, drop.site, drop.prob, causal};
+    uint32_t drop_flags = kflag::pick(drop.prob > 0.0f, kflag::dropout);
     double macs = 4.0 * B * NH * T * T * HS * (causal ? 0.5 : 1.0);  // per product, as in the forward
     if (attention_block(kc.context(), T, HS)) {  // one invocation per (b, h): the whole (T,T) block
-        const Kernel& k = kc.get("attention_backward_block", "vvtvss", sizeof p, attention_block_spec(T, HS));
+        const Kernel& k = kc.get("attention_backward_block", "vvtvss", sizeof p, attention_block_spec(T, HS), drop_flags);
         pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH, macs * 6);
         return;
     }
     if (attention_vec4(HS)) {  // one invocation per RB query rows (dq) and per RB key rows (dk, dv)
         uint32_t RB = attention_backward_rows(kc.context());
-        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, attention_backward4_spec(T, HS, RB));
+        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, attention_backward4_spec(T, HS, RB), drop_flags);
         pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * ((T + RB - 1) / RB) * 2, macs * 6);
         return;
     }
-    const Kernel& k = kc.get("attention_backward", "tttssst", sizeof p);
+    const Kernel& k = kc.get("attention_backward", "tttssst", sizeof p, 0, drop_flags);
     pr.dispatch(k, {dout, qkv, att, dpre, dqkv, drop.seed, dpre}, p, uint64_t(B) * NH * T, macs);
     pr.barrier("phase 1 reads every row of dpre written by phase 0");
     p.phase = 1;

@@ -24,10 +24,11 @@ inline void dropout_forward(KernelCache& kc, Program& pr, BufferRange out, Buffe
                             BufferRange seed, uint32_t n, uint32_t site, float prob) {
     DropoutPush p{n, site, residual.buffer != nullptr, prob};
     BufferRange res = residual.buffer ? residual : x;
+    uint32_t add = kflag::pick(residual.buffer != nullptr, kflag::add);
     if (dropout_vec4(kc.context(), n, {out, x, res}))  // the same bits, four values a fetch and a store
-        pr.dispatch(kc.get("dropout_forward4", "vvss", sizeof p), {x, res, out, seed}, p, n / 4);
+        pr.dispatch(kc.get("dropout_forward4", "vvss", sizeof p, 0, add), {x, res, out, seed}, p, n / 4);
     else
-        pr.dispatch(kc.get("dropout_forward", 4, sizeof p), {x, res, out, seed}, p, (uint64_t(n) + 3) / 4);  // 4 a thread
+        pr.dispatch(kc.get("dropout_forward", 4, sizeof p, add), {x, res, out, seed}, p, (uint64_t(n) + 3) / 4);  // 4 a thread
 }
 
 // dx (n) = dout * mask / (1 - p)

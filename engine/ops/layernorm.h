@@ -47,7 +47,8 @@ inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, B
             p.db_off = C / 4;
         }
         BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : db;
-        pr.dispatch(kc.get("layernorm_backward4", "vvvssss", sizeof p), {dout, inp, w, stats, dinp, dw_out, db_out},
+        pr.dispatch(kc.get("layernorm_backward4", "vvvssss", sizeof p, 0, kflag::pick(accumulate, kflag::add)),
+                    {dout, inp, w, stats, dinp, dw_out, db_out},
                     p, uint64_t(N) + uint64_t(C / 4) * splits);
         if (splits > 1) {
             pr.barrier("add up dw's row ranges");
@@ -55,7 +56,8 @@ inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, B
         }
         return;
     }
-    pr.dispatch(kc.get("layernorm_backward", 7, sizeof p), {dout, inp, w, stats, dinp, dw, db}, p, uint64_t(N) + C);
+    pr.dispatch(kc.get("layernorm_backward", 7, sizeof p, kflag::pick(accumulate, kflag::add)),
+                {dout, inp, w, stats, dinp, dw, db}, p, uint64_t(N) + C);
 }
 
 }  // namespace attn::ops

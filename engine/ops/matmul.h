@@ -64,7 +64,9 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
         // rows of a multiple of 4 and 16-byte aligned output (and residual): stores four outputs at a time
         bool vec4_out = ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
         if (ldo != N && !vec4_out) throw Error("internal error: matmul_forward's padded rows need a 16-byte offset");
-        pr.dispatch(kc.get(vec4_out ? "matmul_forward_tiled4" : "matmul_forward_tiled", "vvsss", sizeof p),
+        uint32_t flags = kflag::pick(has_bias, kflag::bias) | kflag::pick(relu, kflag::relu) |
+                         kflag::pick(residual.buffer != nullptr, kflag::add);
+        pr.dispatch(kc.get(vec4_out ? "matmul_forward_tiled4" : "matmul_forward_tiled", "vvsss", sizeof p, 0, flags),
                     {inp, w, bias, out, res}, p, tiles, double(M) * N * K);
         return;
     }
@@ -177,8 +179,10 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
         n_dinp = want_dinp ? (M + TRI - 1) / TRI * ((K / 4 + TKI - 1) / TKI) : 0;
         // dbias: summed by dw's tiles with the vec4 kernel, by N more invocations with the scalar one
         n_rest = (matmul_dw_tiles(N, K, dout4) + (has_bias && !dout4 ? N : 0)) * splits;
-        k = dout4 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p, matmul_dw_tkw(N, K, true))  // dout vec4
-                       : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p);
+        uint32_t flags = kflag::pick(relu, kflag::relu) | kflag::pick(want_dinp && accumulate, kflag::add) |
+                         kflag::pick(has_bias, kflag::bias);
+        k = dout4 ? &kc.get("matmul_backward_tiled4", "vvvvsss", sizeof p, matmul_dw_tkw(N, K, true), flags)  // dout vec4
+                       : &kc.get("matmul_backward_tiled", "tvvtsss", sizeof p, 0, flags);
     } else {
         n_dinp = want_dinp ? uint64_t(M) * K : 0;
         n_rest = uint64_t(N) * K + (has_bias ? N : 0);

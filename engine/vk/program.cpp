@@ -2,6 +2,7 @@
 #include "vk/program.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "vk/shaders.h"
@@ -12,8 +13,9 @@ static VkDescriptorType descriptor_type(char c) {
     return c == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
 }
 
-Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec)
-    : m_name(name), m_layout_str(layout), m_push_bytes(push_bytes) {
+Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec,
+               uint32_t flags)
+    : m_name(name), m_layout_str(layout), m_push_bytes(push_bytes), m_dev(ctx.device()), m_spec(spec), m_flags(flags) {
     uint32_t bindings = uint32_t(layout.size());
     VkDevice dev = ctx.device();
     const EmbeddedShader* s = find_shader(name.c_str());
@@ -44,59 +46,55 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     VK_CHECK(vkCreatePipelineLayout(dev, &pli, nullptr, &pl));
     m_layout = Handle<VkPipelineLayout>(pl, [dev](VkPipelineLayout h) { vkDestroyPipelineLayout(dev, h, nullptr); });
 
-    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = mod;
-    ci.stage.pName = "main";
-    VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
-    VkSpecializationInfo si{1, &entry, sizeof(uint32_t), &spec};
-    if (spec) ci.stage.pSpecializationInfo = &si;
-    ci.layout = pl;
-    ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;  // segmented programs split dispatches with vkCmdDispatchBase
-    VkPipeline p;
-    VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
-    m_pipeline = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
-    m_dev = dev;
-    m_spec = spec;
     // OpDecorate (opcode 71, 4 words) of any id with SpecId (decoration 1) 1: index.glsl's local_size_x_id
     const uint32_t* w = s->words;
     for (size_t i = 5, n = s->bytes / 4; i < n && (w[i] >> 16) > 0; i += w[i] >> 16)
         if (w[i] == (71u | 4u << 16) && i + 3 < n && w[i + 2] == 1 && w[i + 3] == 1) m_resizable = true;
+    m_pipeline = Handle<VkPipeline>(make_pipeline(0), [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
 }
 
-VkPipeline Kernel::narrow_pipeline(uint32_t lanes) const {
-    if (!m_resizable || lanes == 0) return VK_NULL_HANDLE;
-    if (m_narrow && m_narrow_lanes == lanes) return m_narrow;
+VkPipeline Kernel::make_pipeline(uint32_t lanes) const {
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     ci.stage.module = m_module;
     ci.stage.pName = "main";
-    uint32_t values[2] = {m_spec, lanes};
-    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
-    // constant 0 only where the wide pipeline sets it (spec 0 leaves the shader's default)
-    VkSpecializationInfo si{m_spec ? 2u : 1u, m_spec ? entries : entries + 1, sizeof values, values};
-    ci.stage.pSpecializationInfo = &si;
+    // constants 0 (spec), 1 (the workgroup size), 2 (flags), each only where set: the others keep their defaults
+    uint32_t values[3] = {m_spec, lanes, m_flags};
+    VkSpecializationMapEntry entries[3];
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < 3; id++)
+        if (id == 0 ? m_spec != 0 : id == 1 ? lanes != 0 : m_flags != kflag::all) entries[n++] = {id, id * 4, 4};
+    VkSpecializationInfo si{n, entries, sizeof values, values};
+    if (n) ci.stage.pSpecializationInfo = &si;
     ci.layout = m_layout;
-    ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;
+    ci.flags = VK_PIPELINE_CREATE_DISPATCH_BASE;  // segmented programs split dispatches with vkCmdDispatchBase
     VkPipeline p;
-    VkDevice dev = m_dev;
-    VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
-    m_narrow = Handle<VkPipeline>(p, [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
-    m_narrow_lanes = lanes;
+    VK_CHECK(vkCreateComputePipelines(m_dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p));
     return p;
 }
 
-const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec) {
-    std::string key = spec ? name + "#" + std::to_string(spec) : name;
+VkPipeline Kernel::narrow_pipeline(uint32_t lanes) const {
+    if (!m_resizable || lanes == 0) return VK_NULL_HANDLE;
+    if (m_narrow && m_narrow_lanes == lanes) return m_narrow;
+    VkDevice dev = m_dev;
+    m_narrow = Handle<VkPipeline>(make_pipeline(lanes), [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+    m_narrow_lanes = lanes;
+    return m_narrow;
+}
+
+const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec,
+                               uint32_t flags) {
+    // ATTN_KERNEL_FLAGS=all: every pipeline keeps every part (tests, benchmarks)
+    if (const char* e = std::getenv("ATTN_KERNEL_FLAGS"); e && std::string(e) == "all") flags = kflag::all;
+    std::string key = name + "#" + std::to_string(spec) + "/" + std::to_string(flags);
     auto it = m_kernels.find(key);
     if (it != m_kernels.end()) {
         if (it->second->layout_string() != layout || it->second->push_bytes() != push_bytes)
             throw Error("internal error: kernel '" + name + "' requested with two different layouts");
         return *it->second;
     }
-    auto k = std::make_unique<Kernel>(m_ctx, name, layout, push_bytes, spec);
+    auto k = std::make_unique<Kernel>(m_ctx, name, layout, push_bytes, spec, flags);
     auto& ref = *k;
     m_kernels.emplace(key, std::move(k));
     return ref;
@@ -247,7 +245,8 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     uint64_t gx = std::min(groups, max_x);
     uint64_t gy = (groups + gx - 1) / gx;
     if (cost <= 0) cost = double(n) * 8;
-    uint64_t lanes = m_ctx.cpu_simd_width(), whole = n / WORKGROUP, tail = n % WORKGROUP;
+    const char* wide = std::getenv("ATTN_NARROW_TAIL");  // 0: every workgroup of WORKGROUP (tests, benchmarks)
+    uint64_t lanes = wide && std::string(wide) == "0" ? 0 : m_ctx.cpu_simd_width(), whole = n / WORKGROUP, tail = n % WORKGROUP;
     VkPipeline narrow = m_budget <= 0 && gy == 1 && tail > 0 ? k.narrow_pipeline(uint32_t(lanes)) : VK_NULL_HANDLE;
     if (narrow) {  // the whole workgroups, then the rest in workgroups of `lanes` (gl_GlobalInvocationID continues)
         bind();

@@ -14,14 +14,30 @@ namespace attn {
 
 constexpr uint32_t WORKGROUP = 64;  // local_size_x of every element-wise shader (shaders/common/index.glsl)
 
+// Specialisation constant 2 of a shader (shaders/common/flags.glsl): which of its optional parts a pipeline keeps.
+// Mesa 22.3's lavapipe runs the body of an `if` on a push constant even when it is false, its lanes masked off
+// (fetches and all): a part a dispatch never needs costs as if it ran (the matmul backward's ReLU mask, one more fetch
+// for each of dout's, in layers without ReLU) unless the pipeline is specialised without it. The push constants still
+// decide; a pipeline without a part must only be given push constants that leave it unused (the ops ensure it).
+namespace kflag {
+constexpr uint32_t relu = 1;     // a ReLU (matmul forward), its mask (matmul backward)
+constexpr uint32_t add = 2;      // adds to what is there: a residual (matmul and dropout forward), dinp += (backward)
+constexpr uint32_t bias = 4;     // a bias, its gradient
+constexpr uint32_t dropout = 8;  // dropout on the attention weights
+constexpr uint32_t pos = 16;     // position embeddings
+constexpr uint32_t all = 0xFFFFFFFFu;  // unspecialised: every part, as the push constants ask
+inline uint32_t pick(bool on, uint32_t flag) { return on ? flag : 0u; }
+}  // namespace kflag
+
 // One compute pipeline: set 0 holds one buffer per binding, typed by `layout`, one letter per binding:
 //   's' storage buffer, 't' uniform texel buffer of R32F, 'v' uniform texel buffer of RGBA32F (vec4).
 // Texel buffers are how inputs are read fast on lavapipe (vector gathers instead of scalar loops).
 class Kernel {
 public:
     // spec: the value of specialization constant 0 (e.g. a head size the shader unrolls its loops for);
-    // 0 leaves the shader's default.
-    Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0);
+    // 0 leaves the shader's default. flags: specialisation constant 2 (kflag; kflag::all: the shader's default).
+    Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0,
+           uint32_t flags = kflag::all);
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
     const std::string& name() const { return m_name; }
@@ -37,6 +53,7 @@ public:
     VkDescriptorSetLayout set_layout() const { return m_set_layout; }
 
 private:
+    VkPipeline make_pipeline(uint32_t lanes) const;  // lanes 0: the shader's own workgroup size
     std::string m_name, m_layout_str;
     uint32_t m_push_bytes;
     Handle<VkShaderModule> m_module;
@@ -44,7 +61,7 @@ private:
     Handle<VkPipelineLayout> m_layout;
     Handle<VkPipeline> m_pipeline;
     VkDevice m_dev = VK_NULL_HANDLE;
-    uint32_t m_spec = 0;
+    uint32_t m_spec = 0, m_flags = kflag::all;
     bool m_resizable = false;            // the SPIR-V decorates specialisation constant 1 (index.glsl's local_size_x_id)
     mutable uint32_t m_narrow_lanes = 0;
     mutable Handle<VkPipeline> m_narrow;
@@ -55,10 +72,11 @@ class KernelCache {
 public:
     explicit KernelCache(Context& ctx) : m_ctx(ctx) {}
     // All storage buffers.
-    const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes) {
-        return get(name, std::string(bindings, 's'), push_bytes);
+    const Kernel& get(const std::string& name, uint32_t bindings, uint32_t push_bytes, uint32_t flags = kflag::all) {
+        return get(name, std::string(bindings, 's'), push_bytes, 0, flags);
     }
-    const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0);
+    const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0,
+                      uint32_t flags = kflag::all);
     Context& context() { return m_ctx; }
 
 private:

@@ -1,6 +1,7 @@
 // Body of matmul_backward_tiled.comp and matmul_backward_tiled4.comp (DOUT_VEC4: dout and the forward output
 // read as vec4 too, so every fetch carries four values: their rows are N4 = ceil(N/4) vec4s, N % 4 == 0 or rows
 // padded with zeros, as cross-entropy writes lm_head's dlogits; padded, the forward output is not read: no ReLU).
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer dout_t;                     // (M, N) R32F, or (M, N4) vec4
 layout(binding = 1) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4) vec4
@@ -35,14 +36,14 @@ const uint TRI = 4, TKI = 2, TRW = 4, TKW = 2;
 vec4 g4(uint m, uint n4) {
     int idx = int(m * ((p.N + 3) / 4) + n4);
     vec4 d = texelFetch(dout_t, idx);
-    if (p.relu != 0) d *= vec4(greaterThan(texelFetch(out_t, idx), vec4(0.0)));  // out > 0
+    if (F_RELU && p.relu != 0) d *= vec4(greaterThan(texelFetch(out_t, idx), vec4(0.0)));  // out > 0
     return d;
 }
 #else
 float g(uint m, uint n) {
     int idx = int(m * p.N + n);
     float d = texelFetch(dout_t, idx).x;
-    if (p.relu != 0 && texelFetch(out_t, idx).x <= 0.0) d = 0.0;
+    if (F_RELU && p.relu != 0 && texelFetch(out_t, idx).x <= 0.0) d = 0.0;
     return d;
 }
 #endif
@@ -98,7 +99,8 @@ void main() {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
                 uint o = m * K4 + k4;
-                dinp4[o] = p.accumulate != 0 ? dinp4[o] + acc[r][j] : acc[r][j];
+                if (F_ADD && p.accumulate != 0) dinp4[o] += acc[r][j];
+                else dinp4[o] = acc[r][j];
             }
         }
         return;
@@ -118,7 +120,9 @@ void main() {
         for (uint r = 0; r < TRW; r++)
             for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
 #ifdef DOUT_VEC4
-        bool sum_bias = p.has_bias != 0 && k0 == 0;  // dbias[n0 .. n0+TRW-1] = the sum of the rows' d
+        // dbias[n0 .. n0+TRW-1] = the sum of the rows' d. Not specialised (F_BIAS): without the sums the rows' loop
+        // compiles 3x slower on lavapipe (the small GPT's qkv, no bias: 0.64 -> 1.9 ms), with them as fast as before
+        bool sum_bias = p.has_bias != 0 && k0 == 0;
         vec4 bsum[TRW / 4];
         for (uint r4 = 0; r4 < TRW / 4; r4++) bsum[r4] = vec4(0.0);
 #endif
@@ -193,7 +197,7 @@ void main() {
     }
 #ifndef DOUT_VEC4
     i -= n_dw;
-    if (p.has_bias != 0 && i < p.N * p.splits) {
+    if (F_BIAS && p.has_bias != 0 && i < p.N * p.splits) {
         uint split = i / p.N, n = i % p.N;
         float s = 0.0;
         for (uint m = split * rows; m < min(p.M, split * rows + rows); m++) s += g(m, n);

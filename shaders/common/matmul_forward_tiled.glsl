@@ -1,5 +1,6 @@
 // Body of matmul_forward_tiled.comp and matmul_forward_tiled4.comp (OUT_VEC4: N % 4 == 0, the output, bias and
 // residual read and written as vec4).
+#include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 1) uniform samplerBuffer w4;                         // (N, K/4) vec4
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };   // (N,)
@@ -43,8 +44,8 @@ void main() {
     bvec4 keep[TN / 4];
     for (uint c4 = 0; c4 < TN / 4; c4++) {
         uint n = n0 + 4 * c4, l = p.N - 1;
-        b[c4] = p.has_bias != 0 ? vec4(bias[min(n, l)], bias[min(n + 1, l)], bias[min(n + 2, l)], bias[min(n + 3, l)])
-                                : vec4(0.0);
+        b[c4] = vec4(0.0);
+        if (F_BIAS && p.has_bias != 0) b[c4] = vec4(bias[min(n, l)], bias[min(n + 1, l)], bias[min(n + 2, l)], bias[min(n + 3, l)]);
         keep[c4] = lessThan(uvec4(n, n + 1, n + 2, n + 3), uvec4(p.N));
     }
     for (uint r = 0; r < TM; r++) {
@@ -54,15 +55,15 @@ void main() {
             uint n = n0 + 4 * c4;
             if (n >= p.ldo) break;
             vec4 s = vec4(acc[r][4 * c4], acc[r][4 * c4 + 1], acc[r][4 * c4 + 2], acc[r][4 * c4 + 3]) + b[c4];
-            if (p.relu != 0) s = max(s, vec4(0.0));
+            if (F_RELU && p.relu != 0) s = max(s, vec4(0.0));
             uint o = (m * p.ldo + n) / 4;
-            if (p.has_residual != 0) s += res4[o];
+            if (F_ADD && p.has_residual != 0) s += res4[o];
             out4[o] = mix(vec4(0.0), s, keep[c4]);
         }
     }
 #else
     float b[TN];  // loaded once a tile (storage loads are per-lane loops on lavapipe), clamped like wrow
-    for (uint c = 0; c < TN; c++) b[c] = p.has_bias != 0 ? bias[min(n0 + c, p.N - 1)] : 0.0;
+    for (uint c = 0; c < TN; c++) b[c] = F_BIAS && p.has_bias != 0 ? bias[min(n0 + c, p.N - 1)] : 0.0;
     for (uint r = 0; r < TM; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
@@ -70,8 +71,8 @@ void main() {
             uint n = n0 + c;
             if (n >= p.N) break;
             float s = acc[r][c] + b[c];
-            if (p.relu != 0) s = max(s, 0.0);
-            if (p.has_residual != 0) s += res[m * p.N + n];
+            if (F_RELU && p.relu != 0) s = max(s, 0.0);
+            if (F_ADD && p.has_residual != 0) s += res[m * p.N + n];
             outp[m * p.N + n] = s;
         }
     }
