@@ -11,11 +11,14 @@ layout(binding = 2) uniform samplerBuffer wte4;                          // (V, 
 layout(binding = 3) uniform samplerBuffer wpe4;                          // (T_max, C/4) vec4
 layout(std430, binding = 4) writeonly buffer Out { vec4 outp[]; };       // (B, T, C/4)
 layout(push_constant) uniform P { uint B, T, C, use_pos; } p;
+// T in bits 0-15 and C/4 in bits 16-31 (engine/ops/embedding.h), or 0: p.T and p.C. Constants, the divisions by them
+// below become multiplications (lavapipe has no vector integer division: a division a lane, 4 an invocation).
+layout(constant_id = 0) const uint SHAPE = 0u;
 void main() {
     uint i = gid();
-    uint C4 = p.C / 4;
-    if (i >= p.B * p.T * C4) return;
-    uint c4 = i % C4, bt = i / C4, t = bt % p.T, b = bt / p.T;
+    uint T = SHAPE != 0u ? SHAPE & 0xFFFFu : p.T, C4 = SHAPE != 0u ? SHAPE >> 16u : p.C / 4;
+    if (i >= p.B * T * C4) return;
+    uint c4 = i % C4, bt = i / C4, t = bt % T, b = bt / T;
     uint tok = tokens[offsets[b] + t];
     vec4 x = texelFetch(wte4, int(tok * C4 + c4));
     if (F_POS && p.use_pos != 0) x += texelFetch(wpe4, int(t * C4 + c4));

@@ -13,13 +13,15 @@ static_assert(sizeof(EmbeddingBackPush) == 20);
 inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange tokens, BufferRange offsets,
                               BufferRange wte, BufferRange wpe, uint32_t B, uint32_t T, uint32_t C, bool use_pos) {
     EmbeddingPush p{B, T, C, use_pos ? 1u : 0u};
-    if (C % 4 == 0)  // rows as vec4 texels: ~3x faster on lavapipe
-        pr.dispatch(kc.get("embedding_forward4", "ssvvs", sizeof p, 0, kflag::pick(use_pos, kflag::pos)),
-                    {tokens, offsets, wte, wpe, out}, p,
-                    uint64_t(B) * T * C / 4);
-    else
+    if (C % 4 == 0) {  // rows as vec4 texels: ~3x faster on lavapipe
+        // the shape as specialisation constant 0 (T, C/4 in 16 bits each): its divisions become multiplications
+        uint32_t shape = T < 65536 && C / 4 < 65536 ? T | (C / 4) << 16 : 0;
+        pr.dispatch(kc.get("embedding_forward4", "ssvvs", sizeof p, shape, kflag::pick(use_pos, kflag::pos)),
+                    {tokens, offsets, wte, wpe, out}, p, uint64_t(B) * T * C / 4);
+    } else {
         pr.dispatch(kc.get("embedding_forward", 5, sizeof p, kflag::pick(use_pos, kflag::pos)), {tokens, offsets, wte, wpe, out},
                     p, uint64_t(B) * T * C);
+    }
 }
 
 // dwte (V,C), dwpe (T,C) from dout (B,T,C); both are overwritten.
