@@ -1,5 +1,6 @@
 // Compute kernels (pipelines from embedded SPIR-V) and Programs: command buffers recorded once, replayed.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -124,11 +125,12 @@ public:
     // Dispatch commands recorded: dispatch_count(), plus the extra pieces a segmented program cut dispatches into.
     size_t piece_count() const { return m_pieces; }
 
-    // Submits and waits. Returns the GPU time of the whole program in milliseconds.
+    // Submits and waits. Returns the GPU time of the whole program in milliseconds: this run's when profiling, else
+    // the last one measured, at most k_time_every ago (reading it back costs a CPU driver as much as a submit).
     double run();
     // The same, asking `stop` (if set) between the submits of a segmented program: true ends the run there and it
     // returns false, the program's outputs then incomplete (for work that is thrown away when stopped: a forward
-    // pass, never a training step). gpu_ms: the GPU time of a whole run.
+    // pass, never a training step). gpu_ms: the GPU time of a whole run, as run() returns it.
     bool run_unless(const std::function<bool()>& stop, double* gpu_ms = nullptr);
     // (kernel name, GPU ms) for each dispatch of the last run; empty unless profiling.
     std::vector<std::pair<std::string, double>> kernel_times() const;
@@ -151,6 +153,10 @@ private:
     size_t m_dispatches = 0;
     size_t m_pieces = 0;
     bool m_profile = false;
+    static constexpr std::chrono::milliseconds k_time_every{200};
+    bool m_timed = false;  // m_timed_ms measured (at m_timed_at)
+    double m_timed_ms = 0;
+    std::chrono::steady_clock::time_point m_timed_at;
     std::vector<std::string> m_names;
     std::vector<uint64_t> m_stamps;
 };
