@@ -44,15 +44,22 @@ int main(int argc, char** argv) {
                 continue;
             }
             for (int i = 0; i < std::min(20, r.steps); i++) tr.step();  // warm-up: JIT and caches
-            double gpu = 0;
+            // the median of the steps whose GPU time was read back (Program::run: every 200 ms, a few a run, so
+            // that one slow step would skew a mean)
+            std::vector<double> gpus;
             auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < r.steps; i++) gpu += tr.step().gpu_ms;
+            for (int i = 0; i < r.steps; i++) {
+                StepResult sr = tr.step();
+                if (sr.gpu_timed) gpus.push_back(sr.gpu_ms);
+            }
+            std::sort(gpus.begin(), gpus.end());
+            double gpu = gpus.empty() ? 0.0 : gpus[gpus.size() / 2];
             double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             double it_s = r.steps / s;
             rows_out.push_back(r.preset);
             bool cpu = ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
             std::string th = !cpu ? "-" : env_threads ? "env" : std::to_string(co.cpu_threads);
-            std::printf("%-12s %10.3f %10.3f %12.1f %12.0f %13.2fx %8s %9d\n", r.preset, 1e3 * s / r.steps, gpu / r.steps,
+            std::printf("%-12s %10.3f %10.3f %12.1f %12.0f %13.2fx %8s %9d\n", r.preset, 1e3 * s / r.steps, gpu,
                         it_s, it_s * c.batch_size * c.block_size, it_s / r.torch_it_s, th.c_str(), tr.replicas());
             if (std::getenv("ATTN_PROFILE")) {
                 tr.set_profiling(true);

@@ -543,7 +543,9 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     m_profile_next = false;
     if (!m_shards.empty()) return step_replicated(profiled);
     auto t0 = std::chrono::steady_clock::now();
-    r.gpu_ms = (profiled ? *m_prof_prog : *m_step_prog).run();
+    Program& prog = profiled ? *m_prof_prog : *m_step_prog;
+    r.gpu_ms = prog.run();
+    r.gpu_timed = prog.last_run_timed();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.profiled = profiled;
     note_step_time(wall);
@@ -577,6 +579,7 @@ StepResult Trainer::step_replicated(bool profiled) {
     if (profiled) m_last_kind = kind;  // the one last_kernel_times reads
     auto t0 = std::chrono::steady_clock::now();
     r.gpu_ms = run_shards(kind, profiled);
+    r.gpu_timed = m_shards[0]->prog[profiled][kind]->last_run_timed();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     note_step_time(wall);
     size_t bytes = m_model->flat_size() * 4;

@@ -16,7 +16,8 @@ namespace attn {
 struct StepResult {
     float loss = 0;       // mean cross-entropy of this step's batch (before the update)
     bool finite = true;   // false when any per-token loss was NaN or Inf
-    double gpu_ms = 0;    // GPU time of the whole step (timestamps)
+    double gpu_ms = 0;    // GPU time of the whole step (timestamps): this step's when gpu_timed, else an earlier one's
+    bool gpu_timed = false;  // gpu_ms was read back after this step (every profiled step; others every 200 ms)
     bool profiled = false;  // this step ran with per-kernel timestamps (Trainer::profile_next_step)
 };
 

@@ -358,6 +358,7 @@ bool Program::run_unless(const std::function<bool()>& stop, double* gpu_ms) {
     // as much), a sixth of a lecture model's step: a profiled program reads them every run, the others when
     // k_time_every has passed since their last reading, and report that reading in between.
     auto now = std::chrono::steady_clock::now();
+    m_timed_now = false;
     if (!m_profile && m_timed && now - m_timed_at < k_time_every) {
         if (gpu_ms) *gpu_ms = m_timed_ms;
         return true;
@@ -373,7 +374,7 @@ bool Program::run_unless(const std::function<bool()>& stop, double* gpu_ms) {
     }
     uint32_t valid = m_ctx.props().limits.timestampComputeAndGraphics ? 64 : 0;
     m_timed_ms = valid ? double(ts[1] - ts[0]) * m_ctx.props().limits.timestampPeriod * 1e-6 : 0;
-    m_timed = true;
+    m_timed = m_timed_now = true;
     m_timed_at = now;
     if (gpu_ms) *gpu_ms = m_timed_ms;
     return true;

@@ -128,6 +128,8 @@ public:
     // Submits and waits. Returns the GPU time of the whole program in milliseconds: this run's when profiling, else
     // the last one measured, at most k_time_every ago (reading it back costs a CPU driver as much as a submit).
     double run();
+    // Whether the last run read its GPU time back (run() returned that run's time, not an earlier one's).
+    bool last_run_timed() const { return m_timed_now; }
     // The same, asking `stop` (if set) between the submits of a segmented program: true ends the run there and it
     // returns false, the program's outputs then incomplete (for work that is thrown away when stopped: a forward
     // pass, never a training step). gpu_ms: the GPU time of a whole run, as run() returns it.
@@ -155,6 +157,7 @@ private:
     bool m_profile = false;
     static constexpr std::chrono::milliseconds k_time_every{200};
     bool m_timed = false;  // m_timed_ms measured (at m_timed_at)
+    bool m_timed_now = false;
     double m_timed_ms = 0;
     std::chrono::steady_clock::time_point m_timed_at;
     std::vector<std::string> m_names;
