@@ -865,7 +865,8 @@ TEST_CASE("kernels specialised without the parts a dispatch leaves unused give t
     // both ways, bit for bit. ATTN_NARROW_TAIL=0 also runs each with workgroups of 64 only.
     test::EnvGuard flags("ATTN_KERNEL_FLAGS"), tail("ATTN_NARROW_TAIL");
     Rng r(13);
-    // runs `record` three ways (specialised; every part; every part in workgroups of 64), returns each way's outputs
+    // runs `record` three ways (specialised; every part; every part in workgroups of 64) and requires the same bits of
+    // `outs` each way
     auto three_ways = [&](const std::function<void(Program&)>& record, const std::vector<Buffer*>& outs) {
         std::vector<std::vector<std::vector<float>>> got;  // [way][output]
         for (int way = 0; way < 3; way++) {

@@ -47,8 +47,9 @@ public:
     uint32_t push_bytes() const { return m_push_bytes; }
     VkPipeline pipeline() const { return m_pipeline; }
     // The same shader with workgroups of `lanes` invocations (a CPU driver's vector width) instead of WORKGROUP, for
-    // the tail of a dispatch: made on first use; VK_NULL_HANDLE when the shader's workgroup size is fixed (it does
-    // not include shaders/common/index.glsl: shared memory, barriers).
+    // the tail of a dispatch: made on first use (by the thread recording, as KernelCache::get makes kernels);
+    // VK_NULL_HANDLE when the shader's workgroup size is fixed (it does not include shaders/common/index.glsl: shared
+    // memory, barriers).
     VkPipeline narrow_pipeline(uint32_t lanes) const;
     VkPipelineLayout layout() const { return m_layout; }
     VkDescriptorSetLayout set_layout() const { return m_set_layout; }
