@@ -170,10 +170,6 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
     m_seed = Buffer(ctx, 8, true);
     m_seed.fill_zero();
     m_gen_act = std::make_unique<Activations>(ctx, cfg, data.vocab_size(), 1, true);
-    m_gen_prog = std::make_unique<Program>(ctx);
-    m_gen_prog->begin();
-    m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
-    m_gen_prog->end();
     if (m_replicas > 1) {
         try {
             add_peers();
@@ -226,7 +222,7 @@ void Trainer::add_peers() {
 // Slices of the batch (rows B*k/R up to B*(k+1)/R) over the shards: the first shard (this trainer's device, whose
 // attention weights the window draws) takes the slice holding the displayed batch element, the others the rest in
 // order. Gradients are averaged in slice order whichever shard holds which, so the bits do not depend on it.
-void Trainer::build_shards() {
+void Trainer::build_shards(const std::function<void()>& also_here) {
     flush();  // the inboxes are remade below (set_profiling comes here directly)
     int B = m_cfg.batch_size, R = m_replicas, V = m_data.vocab_size();
     int shown = 0;
@@ -239,7 +235,7 @@ void Trainer::build_shards() {
     std::vector<int> order{shown};
     for (int k = 0; k < R; k++)
         if (k != shown) order.push_back(k);
-    for (int r = 0; r < R; r++) {
+    auto record_shard = [&](int r) {
         Shard& sh = *m_shards[r];
         int k = order[r];
         sh.slice = k;
@@ -278,7 +274,26 @@ void Trainer::build_shards() {
                 p = std::make_unique<Program>(*sh.ctx, prof == 1, m_budget);
                 record(*p, Shard::Kind(kind));
             }
+    };
+    // Each device compiles its own pipelines as its programs are recorded: about 25 ms a pipeline on lavapipe even
+    // from a warm shader cache, most of a small model's start-up. The other shards record on their own threads, at
+    // the same time as the first shard and also_here on this one.
+    for (int r = 1; r < R; r++) m_shards[r]->worker->post([&record_shard, r] { record_shard(r); });
+    std::exception_ptr error;
+    try {
+        record_shard(0);
+        if (also_here) also_here();
+    } catch (...) {
+        error = std::current_exception();
     }
+    for (int r = 1; r < R; r++) {  // every worker done before anything is thrown
+        try {
+            m_shards[r]->worker->wait();
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
 }
 
 // Runs program `kind` of every shard at once (the first shard's profiled twin if asked): returns the first shard's
@@ -379,21 +394,29 @@ void Trainer::build_programs() {
         m_step_prog = std::make_unique<Program>(m_ctx, false, budget);
         record_step(*m_step_prog);
         record_profiled_step();
-    } else {
-        build_shards();
     }
+    auto record_eval_and_gen = [&] {  // and generation's forward, one sequence
+        m_gen_prog = std::make_unique<Program>(m_ctx);
+        m_gen_prog->begin();
+        m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
+        m_gen_prog->end();
 
-    m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
-    m_eval_prog->begin();
-    m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
-    m_eval_prog->end();
+        m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
+        m_eval_prog->begin();
+        m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
+        m_eval_prog->end();
 
-    m_grad_prog = std::make_unique<Program>(m_ctx, false, budget);
-    m_grad_prog->begin();
-    m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed, true, true);
-    m_grad_prog->barrier("backward reads the forward activations");
-    m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed);
-    m_grad_prog->end();
+        m_grad_prog = std::make_unique<Program>(m_ctx, false, budget);
+        m_grad_prog->begin();
+        m_model->record_forward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed, true, true);
+        m_grad_prog->barrier("backward reads the forward activations");
+        m_model->record_backward(*m_grad_prog, *m_act, m_tokens, m_offsets, m_seed);
+        m_grad_prog->end();
+    };
+    if (m_shards.empty())
+        record_eval_and_gen();
+    else
+        build_shards(record_eval_and_gen);  // while the other replicas record theirs
 }
 
 // The training step: forward, backward, AdamW, and the copy of one batch element's attention for display.
@@ -424,10 +447,6 @@ void Trainer::set_live(const Config& c) {
     auto record = [&] {
         m_model->set_switches(m_cfg.causal, m_cfg.dropout);  // and the replicas' (build_shards)
         build_programs();
-        m_gen_prog = std::make_unique<Program>(m_ctx);
-        m_gen_prog->begin();
-        m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
-        m_gen_prog->end();
     };
     try {
         record();

@@ -151,7 +151,7 @@ public:
 private:
     struct Shard;  // one replica: a device's slice of every training batch (replicas() > 1)
     void build_programs();
-    void build_shards();
+    void build_shards(const std::function<void()>& also_here = {});  // runs also_here while the replicas record
     void add_peers();
     StepResult step_replicated(bool profiled);
     double run_shards(int kind, bool profiled);

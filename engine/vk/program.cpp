@@ -51,7 +51,14 @@ Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout,
     const uint32_t* w = s->words;
     for (size_t i = 5, n = s->bytes / 4; i < n && (w[i] >> 16) > 0; i += w[i] >> 16)
         if (w[i] == (71u | 4u << 16) && i + 3 < n && w[i + 2] == 1 && w[i + 3] == 1) m_resizable = true;
-    m_pipeline = Handle<VkPipeline>(make_pipeline(0), [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+}
+
+VkPipeline Kernel::pipeline() const {
+    if (!m_pipeline) {
+        VkDevice dev = m_dev;
+        m_pipeline = Handle<VkPipeline>(make_pipeline(0), [dev](VkPipeline h) { vkDestroyPipeline(dev, h, nullptr); });
+    }
+    return m_pipeline;
 }
 
 VkPipeline Kernel::make_pipeline(uint32_t lanes) const {
@@ -237,8 +244,8 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
         i++;
     }
     vkUpdateDescriptorSets(m_ctx.device(), i, writes, 0, nullptr);
-    auto bind = [&] {  // a new command buffer starts with nothing bound
-        vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+    auto bind = [&](VkPipeline pipeline) {  // a new command buffer starts with nothing bound
+        vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
         vkCmdBindDescriptorSets(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
         if (push_bytes) vkCmdPushConstants(m_cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push_bytes), push);
     };
@@ -251,16 +258,18 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     uint64_t lanes = wide && std::string(wide) == "0" ? 0 : m_ctx.cpu_simd_width(), whole = n / WORKGROUP, tail = n % WORKGROUP;
     VkPipeline narrow = m_budget <= 0 && gy == 1 && tail > 0 ? k.narrow_pipeline(uint32_t(lanes)) : VK_NULL_HANDLE;
     if (narrow) {  // the whole workgroups, then the rest in workgroups of `lanes` (gl_GlobalInvocationID continues)
-        bind();
         if (whole > 0) {
+            bind(k.pipeline());
             vkCmdDispatch(m_cb, uint32_t(whole), 1, 1);
             m_pieces++;
+            vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, narrow);  // the same layout: set and constants stay
+        } else {
+            bind(narrow);
         }
-        vkCmdBindPipeline(m_cb, VK_PIPELINE_BIND_POINT_COMPUTE, narrow);  // the same layout: set and constants stay
         vkCmdDispatchBase(m_cb, uint32_t(whole * (WORKGROUP / lanes)), 0, 0, uint32_t((tail + lanes - 1) / lanes), 1, 1);
         m_pieces++;
     } else if (m_budget <= 0) {
-        bind();
+        bind(k.pipeline());
         vkCmdDispatch(m_cb, uint32_t(gx), uint32_t(gy), 1);
         m_pieces++;
     } else {
@@ -278,7 +287,7 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
                 cut();
                 bound = false;
             }
-            if (!bound) bind();
+            if (!bound) bind(k.pipeline());
             bound = true;
             // compared as doubles: a budget of 1e30 ("one submit") overflows a 64-bit count
             double fit = std::max(0.0, (m_budget - m_seg_cost) / unit_cost);

@@ -45,14 +45,18 @@ public:
     uint32_t bindings() const { return uint32_t(m_layout_str.size()); }
     const std::string& layout_string() const { return m_layout_str; }
     uint32_t push_bytes() const { return m_push_bytes; }
-    VkPipeline pipeline() const { return m_pipeline; }
+    // The pipelines are made on first use, by the thread recording (as KernelCache::get makes kernels): on CPU
+    // drivers each costs tens of milliseconds, and a kernel whose every dispatch fits in its narrow workgroups
+    // (below) never needs the wide one.
+    VkPipeline pipeline() const;
     // The same shader with workgroups of `lanes` invocations (a CPU driver's vector width) instead of WORKGROUP, for
-    // the tail of a dispatch: made on first use (by the thread recording, as KernelCache::get makes kernels);
+    // the tail of a dispatch;
     // VK_NULL_HANDLE when the shader's workgroup size is fixed (it does not include shaders/common/index.glsl: shared
     // memory, barriers).
     VkPipeline narrow_pipeline(uint32_t lanes) const;
     VkPipelineLayout layout() const { return m_layout; }
     VkDescriptorSetLayout set_layout() const { return m_set_layout; }
+    int pipelines_made() const { return (m_pipeline ? 1 : 0) + (m_narrow ? 1 : 0); }
 
 private:
     VkPipeline make_pipeline(uint32_t lanes) const;  // lanes 0: the shader's own workgroup size
@@ -61,7 +65,7 @@ private:
     Handle<VkShaderModule> m_module;
     Handle<VkDescriptorSetLayout> m_set_layout;
     Handle<VkPipelineLayout> m_layout;
-    Handle<VkPipeline> m_pipeline;
+    mutable Handle<VkPipeline> m_pipeline;
     VkDevice m_dev = VK_NULL_HANDLE;
     uint32_t m_spec = 0, m_flags = kflag::all;
     bool m_resizable = false;            // the SPIR-V decorates specialisation constant 1 (index.glsl's local_size_x_id)
@@ -80,6 +84,12 @@ public:
     const Kernel& get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec = 0,
                       uint32_t flags = kflag::all);
     Context& context() { return m_ctx; }
+    // Pipelines compiled so far, over every kernel (start-up cost: tens of milliseconds each on lavapipe).
+    int pipelines_made() const {
+        int n = 0;
+        for (auto& [key, k] : m_kernels) n += k->pipelines_made();
+        return n;
+    }
 
 private:
     Context& m_ctx;
