@@ -24,15 +24,30 @@ layout(std430, binding = 4) writeonly buffer Dqkv { vec4 dqkv[]; };  // (B, T, 3
 layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;
 // bits 0-7: HS / 4, specialised per model (loops unroll, rows stay in registers); bits 8-15: RB, the rows of one
-// invocation (engine/ops/attention.h: 4 on CPU devices, 1 on GPUs); bit 16: (b, h) fastest (short blocks)
+// invocation (engine/ops/attention.h: 4 on CPU devices, 1 on GPUs); bit 16: (b, h) fastest (short blocks); bit 17:
+// T % 4 == 0, so that dropout's Philox blocks (4 consecutive elements of att each) start on rows' and row blocks' first
+// elements: each block is then computed once for the 4 elements it decides (else once an element, 4x the work)
 layout(constant_id = 0) const uint SPEC = 16u | (1u << 8);
 const uint HS4 = SPEC & 255u;
 const uint RB = (SPEC >> 8u) & 255u;
 const bool BH_FASTEST = ((SPEC >> 16u) & 1u) != 0u;
+// (bit arithmetic, not &&: glslang emits a short-circuit && of specialisation constants as code that spirv-opt rejects)
+const uint BLOCKS4_BIT = (SPEC >> 17u) & (KFLAGS >> 3u) & 1u;  // bit 17 and F_DROPOUT
+const bool BLOCKS4 = BLOCKS4_BIT != 0u;
+const bool KEY_BLOCKS4 = (BLOCKS4_BIT << (RB & 3u)) == 1u;  // and RB % 4 == 0: a key invocation's rows are whole blocks
 float keep_scale(uint idx) {
     if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
+// keep_scale of elements 4 * index4 .. 4 * index4 + 3 (the same values, one Philox block)
+vec4 keep_scale4(uint index4) {
+    if (!F_DROPOUT || p.prob <= 0.0) return vec4(1.0);
+    bvec4 k = dropout_keep4(key, p.site, index4, p.prob);
+    float s = 1.0 / (1.0 - p.prob);
+    return vec4(k.x ? s : 0.0, k.y ? s : 0.0, k.z ? s : 0.0, k.w ? s : 0.0);
+}
+// component e of v, by selects (a component picked by a variable index is a stack access on CPU drivers)
+float comp(vec4 v, uint e) { return e == 0u ? v.x : e == 1u ? v.y : e == 2u ? v.z : v.w; }
 float hsum(vec4 v) { return v.x + v.y + v.z + v.w; }
 // One invocation: RB consecutive query rows (dq) or key rows (dk, dv) of one (b, h). Each row of k and v (for the
 // queries) or of dout, out and q (for the keys) is fetched once for the RB rows instead of once a row: on lavapipe
@@ -72,23 +87,34 @@ void main() {
             D[rr] = hsum(d4);
         }
         uint tmax = p.causal != 0 ? tlast : p.T - 1;
-        for (uint t2 = 0; t2 <= tmax; t2++) {
-            int k0 = int((b * p.T + t2) * C34 + C4 + h * HS4), v0 = k0 + int(C4);
-            vec4 kk[HS4], vv[HS4];
-            [[unroll]] for (uint j = 0; j < HS4; j++) {
-                vv[j] = texelFetch(qkv4, v0 + int(j));
-                kk[j] = texelFetch(qkv4, k0 + int(j));
-            }
-            [[unroll]] for (uint rr = 0; rr < RB; rr++) {
-                uint t = t0 + rr;
-                if (t > tlast || (t2 > t && p.causal != 0)) continue;
-                uint idx = base + t * p.T + t2;
-                vec4 s4 = vec4(0.0);
-                [[unroll]] for (uint j = 0; j < HS4; j++) s4 += x[rr][j] * vv[j];
-                float da = hsum(s4);
-                if (F_DROPOUT && p.prob > 0.0) da *= keep_scale(idx);
-                float w = texelFetch(att_t, int(idx)).x * (da - D[rr]);
-                [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] += w * kk[j];
+        // keys t2 in groups of 4 (BLOCKS4: each row's dropout block once a group) or one at a time
+        uint G = 1u;
+        if (BLOCKS4) G = 4u;
+        for (uint g = 0; g <= tmax / G; g++) {
+            vec4 ks[RB];
+            [[unroll]] for (uint rr = 0; rr < RB; rr++)
+                if (BLOCKS4) ks[rr] = keep_scale4((base + (t0 + rr) * p.T) / 4u + g);
+            for (uint e = 0; e < G; e++) {  // (unrolled: the same speed, 4 copies of the body)
+                uint t2 = g * G + e;
+                if (t2 > tmax) break;
+                int k0 = int((b * p.T + t2) * C34 + C4 + h * HS4), v0 = k0 + int(C4);
+                vec4 kk[HS4], vv[HS4];
+                [[unroll]] for (uint j = 0; j < HS4; j++) {
+                    vv[j] = texelFetch(qkv4, v0 + int(j));
+                    kk[j] = texelFetch(qkv4, k0 + int(j));
+                }
+                [[unroll]] for (uint rr = 0; rr < RB; rr++) {
+                    uint t = t0 + rr;
+                    if (t > tlast || (t2 > t && p.causal != 0)) continue;
+                    uint idx = base + t * p.T + t2;
+                    vec4 s4 = vec4(0.0);
+                    [[unroll]] for (uint j = 0; j < HS4; j++) s4 += x[rr][j] * vv[j];
+                    float da = hsum(s4);
+                    if (BLOCKS4 && p.prob > 0.0) da *= comp(ks[rr], e);
+                    else if (F_DROPOUT && p.prob > 0.0) da *= keep_scale(idx);
+                    float w = texelFetch(att_t, int(idx)).x * (da - D[rr]);
+                    [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] += w * kk[j];
+                }
             }
         }
         [[unroll]] for (uint rr = 0; rr < RB; rr++) {
@@ -119,6 +145,10 @@ void main() {
             q[j] = texelFetch(qkv4, q0 + int(j));
         }
         float D = hsum(d4);
+        // KEY_BLOCKS4: columns t0 .. t0+RB-1 of row tq are RB/4 whole blocks (RB <= 8)
+        vec4 ks0 = vec4(1.0), ks1 = vec4(1.0);
+        if (KEY_BLOCKS4) ks0 = keep_scale4((base + tq * p.T + t0) / 4u);
+        if (KEY_BLOCKS4 && RB >= 8u) ks1 = keep_scale4((base + tq * p.T + t0) / 4u + 1u);
         [[unroll]] for (uint rr = 0; rr < RB; rr++) {
             uint t = t0 + rr;
             if (t > tlast || (tq < t && p.causal != 0)) continue;
@@ -126,7 +156,8 @@ void main() {
             vec4 s4 = vec4(0.0);
             [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * x[rr][j];
             float a = texelFetch(att_t, int(idx)).x, am = a;
-            if (F_DROPOUT && p.prob > 0.0) am *= keep_scale(idx);
+            if (KEY_BLOCKS4 && p.prob > 0.0) am *= comp(rr < 4u ? ks0 : ks1, rr % 4u);
+            else if (F_DROPOUT && p.prob > 0.0) am *= keep_scale(idx);
             float w = am * hsum(s4) - a * D;
             [[unroll]] for (uint j = 0; j < HS4; j++) {
                 acc[rr][j] += w * q[j];
