@@ -519,6 +519,53 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     }
 }
 
+TEST_CASE("matmul_backward's mask_in gives the bits of the ReLU's mask in the backward before it", "[ops]") {
+    // A feed-forward: h = relu(x fc^T + b) (M, F), y = h fc2^T + b2 (M, C). fc2's backward masking dh where h <= 0
+    // (mask_in) and fc's without its ReLU mask give what fc2's plain backward and fc's masked one give, to the bit.
+    // M 37: partial row tiles; dinp accumulated (+=) and not; dout vec4 (C 16) and scalar (C 14, the tiled kernel's
+    // other variant).
+    Rng r(31);
+    const int M = 37, K = 12, F = 48;
+    for (int C : {16, 14})
+    for (bool acc : {false, true}) {
+        INFO("C " << C << " accumulate " << acc);
+        REQUIRE(ops::matmul_backward_can_mask_in(test::ctx(), C, F) == !ops::matmul_backward_smem(test::ctx(), C, F));
+        if (!ops::matmul_backward_can_mask_in(test::ctx(), C, F)) continue;
+        auto x = upload(test::randn(r, M * K)), fc = upload(test::randn(r, F * K)), fcb = upload(test::randn(r, F)),
+             fc2 = upload(test::randn(r, C * F)), fc2b = upload(test::randn(r, C)), dy = upload(test::randn(r, M * C)),
+             h = zeros(size_t(M) * F);
+        test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, h, x, fc, fcb, M, F, K, true, true); });
+        auto hv = download(h, size_t(M) * F);
+        int zeros_in_h = 0;
+        for (float v : hv) zeros_in_h += v <= 0.0f;
+        REQUIRE(zeros_in_h > M * F / 4);  // the mask matters
+        std::vector<double> res[2][5];
+        for (int fused = 0; fused < 2; fused++) {
+            auto dh = zeros(size_t(M) * F), dw2 = zeros(size_t(C) * F), db2 = zeros(C), dw = zeros(size_t(F) * K),
+                 db = zeros(F), dx = upload(std::vector<float>(size_t(M) * K, 0.5f));
+            test::run([&](Program& p) {
+                ops::matmul_backward(test::kernels(), p, dh, dw2, db2, dy, h, fc2, dy, M, C, F, true, false, true, false,
+                                     {}, 1, false, fused == 1);
+                p.barrier("fc's backward reads dh");
+                ops::matmul_backward(test::kernels(), p, dx, dw, db, dh, x, fc, h, M, F, K, true, fused == 0, true, acc);
+            });
+            res[fused][0] = download(dx, size_t(M) * K), res[fused][1] = download(dw, size_t(F) * K);
+            res[fused][2] = download(db, F), res[fused][3] = download(dw2, size_t(C) * F), res[fused][4] = download(db2, C);
+            if (fused) {
+                auto dhv = download(dh, size_t(M) * F);
+                for (size_t i = 0; i < dhv.size(); i++)
+                    if (hv[i] <= 0.0f) REQUIRE(dhv[i] == 0.0f);
+            }
+        }
+        for (int t = 0; t < 5; t++) {
+            INFO("tensor " << t << " (dx, dw, db, dw2, db2)");
+            int diff = 0;
+            for (size_t i = 0; i < res[0][t].size(); i++) diff += res[0][t][i] != res[1][t][i];
+            CHECK(diff == 0);
+        }
+    }
+}
+
 TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles match the reference", "[ops]") {
     // Both K % 4 == 0 kernel families whatever the device (the default takes one of them): partial 128x128
     // workgroup tiles (M 70, and 200: two tiles; N 20, and 140: two tiles; K 24, and 136: two tiles of dinp and

@@ -246,10 +246,13 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     if (scratch && a.scratch.bytes() < scratch * 4) a.scratch = Buffer(ctx, scratch * 4);
     auto mm_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp, BufferRange w,
                        BufferRange out, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu, bool want_dinp,
-                       bool accumulate) {
+                       bool accumulate, bool mask_in = false) {
         ops::matmul_backward(m_kc, pr, dinp, dw, db, dout, inp, w, out, M, N, K, has_bias, relu, want_dinp, accumulate,
-                             a.scratch, mm_splits(N, K));
+                             a.scratch, mm_splits(N, K), false, mask_in);
     };
+    // The feed-forward's ReLU mask, in a block with residuals: applied once by fc2's backward as it stores dh
+    // (mask_in) rather than by fc's, for every fetch of dh (ops::matmul_backward)
+    bool relu_by_fc2 = ops::matmul_backward_can_mask_in(ctx, C, F);
     auto ln_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp,
                        BufferRange w, BufferRange stats, uint32_t N, uint32_t C_, bool accumulate) {
         ops::layernorm_backward(m_kc, pr, dinp, dw, db, dout, inp, w, stats, N, C_, accumulate, a.scratch, ln_splits());
@@ -285,14 +288,16 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
             pr.barrier("feed-forward backward reads the stream gradient");
             if (res) {
                 const Buffer* dbranch = undropped(cur, 3 * l + 2);
-                mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false);
+                mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false,
+                        relu_by_fc2);
                 pr.barrier("fc backward reads dh");
+                bool mask = !relu_by_fc2;
                 if (c.layernorm) {
-                    mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                    mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, mask, true, false);
                     pr.barrier("ln2 backward reads its output gradient");
                     ln_back(*cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true);
                 } else {
-                    mm_back(*cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, true, true, true);
+                    mm_back(*cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, mask, true, true);
                 }
             } else {
                 const Buffer& f_in = c.layernorm ? L.ln2 : mid;

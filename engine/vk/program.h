@@ -26,6 +26,7 @@ constexpr uint32_t add = 2;      // adds to what is there: a residual (matmul an
 constexpr uint32_t bias = 4;     // a bias, its gradient
 constexpr uint32_t dropout = 8;  // dropout on the attention weights
 constexpr uint32_t pos = 16;     // position embeddings
+constexpr uint32_t mask_in = 32; // matmul backward: dinp masked where the forward's input is not > 0 (a ReLU's output)
 constexpr uint32_t all = 0xFFFFFFFFu;  // unspecialised: every part, as the push constants ask
 inline uint32_t pick(bool on, uint32_t flag) { return on ? flag : 0u; }
 }  // namespace kflag

@@ -10,4 +10,5 @@ const bool F_ADD = (KFLAGS & 2u) != 0u;      // adds to what is there: a residua
 const bool F_BIAS = (KFLAGS & 4u) != 0u;     // a bias, or its gradient
 const bool F_DROPOUT = (KFLAGS & 8u) != 0u;  // dropout on the attention weights
 const bool F_POS = (KFLAGS & 16u) != 0u;     // position embeddings
+const bool F_MASK_IN = (KFLAGS & 32u) != 0u; // dinp masked where the forward's input is not > 0 (matmul backward)
 #endif

@@ -18,7 +18,7 @@ layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // scratch buffer, dbias at db_off; stride a multiple of 4), and reduce_splits.comp adds them up. splits == 1:
 // stride 0, db_off 0.
 layout(push_constant) uniform P {
-    uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count, splits, stride, db_off;
+    uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count, splits, stride, db_off, mask_in;
 } p;
 // Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
 //   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
@@ -99,6 +99,9 @@ void main() {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
                 uint o = m * K4 + k4;
+                // mask_in: the forward's input is a ReLU's output, and the gradient stored is the ReLU input's, so
+                // that the matmul before it reads no mask (engine/ops/matmul.h); inp and dinp share their layout
+                if (F_MASK_IN && p.mask_in != 0) acc[r][j] *= vec4(greaterThan(texelFetch(inp4, int(o)), vec4(0.0)));
                 if (F_ADD && p.accumulate != 0) dinp4[o] += acc[r][j];
                 else dinp4[o] = acc[r][j];
             }
