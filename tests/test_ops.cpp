@@ -197,8 +197,9 @@ TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives th
     REQUIRE(ops::attention_forward4_spec(20, 16) == 4u);              // T 20: the memory path
     REQUIRE(ops::attention_forward4_spec(8, 128) == (32u | 2u << 8));  // the largest head size fits its 8 bits
     Rng r(21);
-    test::EnvGuard env("ATTN_ATTENTION");
+    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
     env.set("rows");
+    rows.set("1");  // attention_forward4 (CPU devices take attention_forward_rows4 otherwise: the next test)
     const int NH = 2, HS = 16, C = NH * HS;
     Buffer key(test::ctx(), 8, true);
     key.fill_zero();
@@ -219,6 +220,47 @@ TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives th
         for (int t = 0; t < 16; t++)
             for (int t2 = 0; t2 < 16; t2++) diff += aL[(h * 20 + t) * 20 + t2] != aS[(h * 16 + t) * 16 + t2];
     CHECK(diff == 0);
+}
+
+TEST_CASE("attention_forward_rows4: four query rows an invocation give the bits of one row an invocation", "[ops]") {
+    // attention_forward_rows4 (CPU devices, T % 4 == 0, T <= 32, HS <= 64) against attention_forward4
+    // (ATTN_ATTENTION_ROWS=1): the same operations in the same order for every row, so att and out agree to the bit.
+    // T 12 and 16 (the register path of attention_forward4), 32 (its memory path); head sizes 16, 8 and 64; the mask on
+    // and off, dropout 0 and 0.3.
+    Rng r(29);
+    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
+    env.set("rows");
+    REQUIRE(ops::attention_forward_rows4_spec(32, 16) == (4u | 8u << 8));
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {41u, 9u};
+    key.upload(k, 8);
+    bool cpu = test::ctx().props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    for (int T : {12, 16, 32})
+    for (auto [NH, HS] : {std::pair{4, 16}, std::pair{2, 8}, std::pair{1, 64}})
+    for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
+        const int B = 3, C = NH * HS;
+        INFO("T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
+        ops::AttnDropout gd{prob, 5, key};
+        auto gqkv = upload(test::randn(r, B * T * 3 * C));
+        std::vector<double> out[2], att[2];
+        for (int v = 0; v < 2; v++) {
+            rows.set(v == 0 ? "1" : "4");
+            REQUIRE(ops::attention_forward_rows4(test::ctx(), T, HS) == (v == 1 && cpu));
+            auto o = zeros(B * T * C), a = upload(std::vector<float>(size_t(B) * NH * T * T, 7.0f));  // every entry written
+            test::run([&](Program& p) { ops::attention_forward(test::kernels(), p, o, a, gqkv, B, T, NH, HS, causal, gd); });
+            out[v] = download(o, B * T * C), att[v] = download(a, size_t(B) * NH * T * T);
+        }
+        int diff = 0;
+        for (size_t i = 0; i < out[0].size(); i++) diff += out[0][i] != out[1][i];
+        for (size_t i = 0; i < att[0].size(); i++) diff += att[0][i] != att[1][i];
+        CHECK(diff == 0);
+    }
+    rows.set("4");
+    CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 36, 16));  // longer rows and wider heads: attention_forward4
+    CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 32, 128));
+    CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 30, 16));
+    rows.set("1");
+    CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 32, 16));
 }
 
 TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels match the reference", "[ops]") {

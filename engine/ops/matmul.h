@@ -136,8 +136,8 @@ inline bool matmul_backward_can_mask_in(const Context& ctx, uint32_t N, uint32_t
 // mask_in (where matmul_backward_can_mask_in): `inp` is a ReLU's output and dinp is stored as the gradient of that
 // ReLU's input, masked where inp is not > 0, so that the matmul before the ReLU runs its backward without a mask
 // (relu false; the same bits): one fetch of inp an element of dinp instead of one of `out` for each of the 4-6
-// fetches of every element of its dout. The small GPT's fc backward on lavapipe (one layer, batch 8, one thread, median of
-// 40 steps): 0.71-0.72 -> 0.53-0.54 ms; fc2's with the mask as before within noise (0.68-0.77 ms).
+// fetches of every element of its dout. The small GPT's fc backward on lavapipe (one layer, batch 8, one thread,
+// median of 40 steps): 0.71-0.72 -> 0.53-0.54 ms; fc2's with the mask as before within noise (0.68-0.77 ms).
 // splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are
 // cut into that many row ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second
 // pass.
