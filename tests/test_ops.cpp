@@ -754,6 +754,36 @@ TEST_CASE("layernorm forward and backward match the reference and finite differe
     }
 }
 
+TEST_CASE("layernorm: the row in registers gives the bits of the row read from texels", "[ops]") {
+    // layernorm_c4r: the forward keeps a row of C <= 256 in registers (C / 4 vec4s, fetched once an element); wider
+    // rows and ATTN_LAYERNORM_ROWS=memory fetch it again for every pass; the same sums in the same order, so the same
+    // bits (out and stats).
+    REQUIRE(ops::layernorm_c4r(64) == 16);
+    REQUIRE(ops::layernorm_c4r(256) == 64);
+    REQUIRE(ops::layernorm_c4r(384) == 1);  // the gpt preset's: from texels
+    Rng r(17);
+    test::EnvGuard env("ATTN_LAYERNORM_ROWS");
+    const int N = 37;
+    for (int C : {20, 64, 256}) {
+        INFO("C " << C);
+        auto ginp = upload(test::randn(r, N * C, 2.0)), gw = upload(test::randn(r, C)), gb = upload(test::randn(r, C));
+        std::vector<double> res[2][2];
+        for (int v = 0; v < 2; v++) {
+            env.set(v == 0 ? "memory" : "registers");
+            REQUIRE(ops::layernorm_c4r(C) == (v == 0 ? 1u : uint32_t(C / 4)));
+            auto out = zeros(N * C), stats = zeros(N * 2);
+            test::run([&](Program& p) { ops::layernorm_forward(test::kernels(), p, out, stats, ginp, gw, gb, N, C); });
+            res[v][0] = download(out, N * C), res[v][1] = download(stats, N * 2);
+        }
+        for (int t = 0; t < 2; t++) {
+            INFO("tensor " << t << " (out, stats)");
+            int diff = 0;
+            for (size_t i = 0; i < res[0][t].size(); i++) diff += res[0][t][i] != res[1][t][i];
+            CHECK(diff == 0);
+        }
+    }
+}
+
 TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and backward reuses it", "[ops]") {
     Rng r(8);
     const int n = 20001;

@@ -1,6 +1,9 @@
 // LayerNorm over channels (PyTorch's, eps 1e-5): forward keeps (mean, rstd) per row for backward.
 // C % 4 == 0 takes the vec4 texel kernels (layernorm_*4.comp), other widths the plain ones.
 #pragma once
+#include <cstdlib>
+#include <string>
+
 #include "ops/reduce.h"
 #include "vk/program.h"
 
@@ -11,12 +14,21 @@ static_assert(sizeof(LayerNormPush) == 8);
 struct LayerNormBackPush { uint32_t N, C, accumulate, splits = 1, stride = 0, db_off = 0; };
 static_assert(sizeof(LayerNormBackPush) == 24);
 
+// layernorm_forward4's specialisation constant: C / 4 where a row fits in registers (C <= 256: each element fetched
+// once instead of 3 times, the same bits; the small GPT's rows, 256 x 64 on lavapipe, one thread, best of 100:
+// 0.032 -> 0.023 ms), else 1. ATTN_LAYERNORM_ROWS=memory keeps the row in texels (tests compare the two). The
+// backward's dinp the same way measured 0.067 -> 0.064 ms and did not keep its bits (its sums compile differently).
+inline uint32_t layernorm_c4r(uint32_t C) {
+    if (const char* e = std::getenv("ATTN_LAYERNORM_ROWS"); e && std::string(e) == "memory") return 1;
+    return C <= 256 ? C / 4 : 1;
+}
+
 // out (N,C), stats (N,2) from inp (N,C), w (C), b (C)
 inline void layernorm_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange stats, BufferRange inp,
                               BufferRange w, BufferRange b, uint32_t N, uint32_t C) {
     LayerNormPush p{N, C};
     if (C % 4 == 0) {  // rows as vec4 texels: vector gathers on lavapipe
-        pr.dispatch(kc.get("layernorm_forward4", "vvvss", sizeof p), {inp, w, b, out, stats}, p, N);
+        pr.dispatch(kc.get("layernorm_forward4", "vvvss", sizeof p, layernorm_c4r(C)), {inp, w, b, out, stats}, p, N);
         return;
     }
     pr.dispatch(kc.get("layernorm_forward", 5, sizeof p), {inp, w, b, out, stats}, p, N);
