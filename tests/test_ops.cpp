@@ -565,14 +565,27 @@ TEST_CASE("matmul_backward's mask_in gives the bits of the ReLU's mask in the ba
     // A feed-forward: h = relu(x fc^T + b) (M, F), y = h fc2^T + b2 (M, C). fc2's backward masking dh where h <= 0
     // (mask_in) and fc's without its ReLU mask give what fc2's plain backward and fc's masked one give, to the bit.
     // M 37: partial row tiles; dinp accumulated (+=) and not; dout vec4 (C 16) and scalar (C 14, the tiled kernel's
-    // other variant).
+    // other variant). The tiled kernels on every device (GPUs take the shared-memory ones, without mask_in, by default).
     Rng r(31);
     const int M = 37, K = 12, F = 48;
+    test::EnvGuard mm("ATTN_MATMUL");
+    if (ops::smem_fits(test::ctx())) {
+        mm.set("smem");
+        CHECK_FALSE(ops::matmul_backward_can_mask_in(test::ctx(), 16, F));
+    }
+    mm.set("tiled");
+    REQUIRE(ops::matmul_backward_can_mask_in(test::ctx(), 16, F));
+    {
+        auto d = zeros(M * F), dw = zeros(16 * F), db = zeros(16), g = zeros(M * 16), x = zeros(M * F), w = zeros(16 * F);
+        Program p(test::ctx());
+        p.begin();
+        CHECK_THROWS_WITH(ops::matmul_backward(test::kernels(), p, d, dw, db, g, x, w, g, M, 16, F, true, false, false,
+                                               false, {}, 1, false, true),
+                          Catch::Matchers::Contains("mask_in needs dinp"));
+    }
     for (int C : {16, 14})
     for (bool acc : {false, true}) {
         INFO("C " << C << " accumulate " << acc);
-        REQUIRE(ops::matmul_backward_can_mask_in(test::ctx(), C, F) == !ops::matmul_backward_smem(test::ctx(), C, F));
-        if (!ops::matmul_backward_can_mask_in(test::ctx(), C, F)) continue;
         auto x = upload(test::randn(r, M * K)), fc = upload(test::randn(r, F * K)), fcb = upload(test::randn(r, F)),
              fc2 = upload(test::randn(r, C * F)), fc2b = upload(test::randn(r, C)), dy = upload(test::randn(r, M * C)),
              h = zeros(size_t(M) * F);

@@ -147,7 +147,7 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
                             BufferRange scratch = {}, uint32_t splits = 1, bool dout_padded = false,
                             bool mask_in = false) {
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
-    p.mask_in = mask_in && want_dinp;
+    p.mask_in = mask_in;
     dout_padded = dout_padded && N % 4 != 0;
     const Kernel* k;
     // the tiled kernels store dinp and dw (or dw's row ranges in scratch) as vec4s: 16-byte offsets (parameters,
@@ -157,8 +157,8 @@ inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, Buff
                  (splits > 1 ? scratch.offset % 16 == 0 : dw.offset % 16 == 0);
     if (dout_padded && (!tiled || relu))
         throw Error("internal error: matmul_backward's padded dout needs the tiled kernels and no ReLU");
-    if (p.mask_in && (!tiled || matmul_backward_smem(kc.context(), N, K)))
-        throw Error("internal error: matmul_backward's mask_in needs the tiled kernels (matmul_backward_can_mask_in)");
+    if (mask_in && (!want_dinp || !tiled || matmul_backward_smem(kc.context(), N, K)))
+        throw Error("internal error: matmul_backward's mask_in needs dinp and the tiled kernels (matmul_backward_can_mask_in)");
     if (!tiled) splits = 1;
     if (splits > 1) {
         if (!scratch.buffer || scratch.size() < matmul_backward_scratch(N, K, has_bias, splits) * 4)
