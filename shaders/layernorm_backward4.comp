@@ -1,5 +1,7 @@
 #version 450
-// layernorm_backward for C % 4 == 0 (same maths), inputs read as RGBA32F texels, one dispatch, two index ranges:
+// layernorm_backward for C % 4 == 0 (same maths), one dispatch, two index ranges; everything it reads, the statistics
+// and (+=) dinp's old values too, comes through texel buffers (on lavapipe a storage-buffer load is a loop over the
+// lanes; each invocation reads its own elements of dinp before it writes them):
 //   [0, N)        dinp[r,:] (+)= rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)),  dnorm = dout * w
 //   [N, N + splits*C/4)  dw[c..c+3] = sum_r dout[r,c] * norm[r,c],  db[c..c+3] = sum_r dout[r,c]
 // splits > 1: the sums over rows are cut into `splits` row ranges, range s writing its partial sums at
@@ -11,17 +13,18 @@
 layout(binding = 0) uniform samplerBuffer dout4;                      // (N, C/4)
 layout(binding = 1) uniform samplerBuffer inp4;                       // (N, C/4)
 layout(binding = 2) uniform samplerBuffer w4;                         // (C/4,)
-layout(std430, binding = 3) readonly buffer Stats { vec2 stats[]; };  // (N,)
-layout(std430, binding = 4) buffer Dinp { vec4 dinp[]; };             // (N, C/4)
+layout(binding = 3) uniform samplerBuffer stats_t;                   // (N, 2): mean, rstd (R32F texels)
+layout(std430, binding = 4) writeonly buffer Dinp { vec4 dinp[]; };   // (N, C/4)
 layout(std430, binding = 5) writeonly buffer Dw { vec4 dw[]; };       // (C/4,)
 layout(std430, binding = 6) writeonly buffer Db { vec4 db[]; };       // (C/4,)
+layout(binding = 7) uniform samplerBuffer dinp_in4;                   // the same buffer as binding 4: what += adds to
 layout(push_constant) uniform P { uint N, C, accumulate, splits, stride, db_off; } p;
 void main() {
     uint i = gid();
     uint C4 = p.C / 4;
     if (i < p.N) {
         int o = int(i * C4);
-        vec2 s = stats[i];
+        vec2 s = vec2(texelFetch(stats_t, int(2 * i)).x, texelFetch(stats_t, int(2 * i + 1)).x);
         vec4 md = vec4(0.0), mdn = vec4(0.0);
         for (uint c = 0; c < C4; c++) {
             vec4 dn = texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c));
@@ -33,8 +36,8 @@ void main() {
         for (uint c = 0; c < C4; c++) {
             vec4 norm = (texelFetch(inp4, o + int(c)) - s.x) * s.y;
             vec4 g = s.y * (texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c)) - mean_d - norm * mean_dn);
-            if (F_ADD && p.accumulate != 0) dinp[o + int(c)] += g;
-            else dinp[o + int(c)] = g;
+            if (F_ADD && p.accumulate != 0) g = texelFetch(dinp_in4, o + int(c)) + g;
+            dinp[o + int(c)] = g;
         }
         return;
     }
@@ -44,7 +47,7 @@ void main() {
     i %= C4;
     vec4 sw = vec4(0.0), sb = vec4(0.0);
     for (uint r = split * rows; r < min(p.N, split * rows + rows); r++) {
-        vec2 s = stats[r];
+        vec2 s = vec2(texelFetch(stats_t, int(2 * r)).x, texelFetch(stats_t, int(2 * r + 1)).x);
         vec4 d = texelFetch(dout4, int(r * C4 + i));
         sw += d * (texelFetch(inp4, int(r * C4 + i)) - s.x) * s.y;
         sb += d;
