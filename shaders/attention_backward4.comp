@@ -22,11 +22,14 @@ layout(binding = 2) uniform samplerBuffer att_t;                     // (B, NH, 
 layout(binding = 3) uniform samplerBuffer out4;                      // (B, T, C/4) vec4: the forward's output
 layout(std430, binding = 4) writeonly buffer Dqkv { vec4 dqkv[]; };  // (B, T, 3*C/4)
 layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };
+layout(binding = 6) uniform samplerBuffer att4;                      // binding 2's buffer as vec4s (ATT4), else unused
 layout(push_constant) uniform P { uint B, T, NH, HS, phase, site; float prob; uint causal; } p;
 // bits 0-7: HS / 4, specialised per model (loops unroll, rows stay in registers); bits 8-15: RB, the rows of one
 // invocation (engine/ops/attention.h: 4 on CPU devices, 1 on GPUs); bit 16: (b, h) fastest (short blocks); bit 17:
 // T % 4 == 0, so that dropout's Philox blocks (4 consecutive elements of att each) start on rows' and row blocks' first
-// elements: each block is then computed once for the 4 elements it decides (else once an element, 4x the work)
+// elements: each block is then computed once for the 4 elements it decides (else once an element, 4x the work);
+// bit 18 (with bit 17, att bound at a 16-byte offset): att read 4 consecutive keys a fetch (binding 6) where a loop
+// takes them in groups of 4, instead of one a fetch
 layout(constant_id = 0) const uint SPEC = 16u | (1u << 8);
 const uint HS4 = SPEC & 255u;
 const uint RB = (SPEC >> 8u) & 255u;
@@ -35,6 +38,9 @@ const bool BH_FASTEST = ((SPEC >> 16u) & 1u) != 0u;
 const uint BLOCKS4_BIT = (SPEC >> 17u) & (KFLAGS >> 3u) & 1u;  // bit 17 and F_DROPOUT
 const bool BLOCKS4 = BLOCKS4_BIT != 0u;
 const bool KEY_BLOCKS4 = (BLOCKS4_BIT << (RB & 3u)) == 1u;  // and RB % 4 == 0: a key invocation's rows are whole blocks
+const uint ATT4_BIT = (SPEC >> 17u) & (SPEC >> 18u) & 1u;
+const bool ATT4 = ATT4_BIT != 0u;                         // the query rows' loop in groups of 4 keys, att as vec4s
+const bool KEY_ATT4 = (ATT4_BIT << (RB & 3u)) == 1u;      // and RB % 4 == 0: a key invocation's columns as vec4s
 float keep_scale(uint idx) {
     if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
     return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
@@ -87,13 +93,16 @@ void main() {
             D[rr] = hsum(d4);
         }
         uint tmax = p.causal != 0 ? tlast : p.T - 1;
-        // keys t2 in groups of 4 (BLOCKS4: each row's dropout block once a group) or one at a time
+        // keys t2 in groups of 4 (BLOCKS4: each row's dropout block once a group; ATT4: its 4 weights one fetch) or
+        // one at a time
         uint G = 1u;
-        if (BLOCKS4) G = 4u;
+        if (BLOCKS4 || ATT4) G = 4u;
         for (uint g = 0; g <= tmax / G; g++) {
-            vec4 ks[RB];
-            [[unroll]] for (uint rr = 0; rr < RB; rr++)
+            vec4 ks[RB], a4[RB];
+            [[unroll]] for (uint rr = 0; rr < RB; rr++) {
                 if (BLOCKS4) ks[rr] = keep_scale4((base + (t0 + rr) * p.T) / 4u + g);
+                if (ATT4) a4[rr] = texelFetch(att4, int((base + min(t0 + rr, tlast) * p.T) / 4u + g));
+            }
             for (uint e = 0; e < G; e++) {  // (unrolled: the same speed, 4 copies of the body)
                 uint t2 = g * G + e;
                 if (t2 > tmax) break;
@@ -112,7 +121,7 @@ void main() {
                     float da = hsum(s4);
                     if (BLOCKS4 && p.prob > 0.0) da *= comp(ks[rr], e);
                     else if (F_DROPOUT && p.prob > 0.0) da *= keep_scale(idx);
-                    float w = texelFetch(att_t, int(idx)).x * (da - D[rr]);
+                    float w = (ATT4 ? comp(a4[rr], e) : texelFetch(att_t, int(idx)).x) * (da - D[rr]);
                     [[unroll]] for (uint j = 0; j < HS4; j++) acc[rr][j] += w * kk[j];
                 }
             }
@@ -149,13 +158,17 @@ void main() {
         vec4 ks0 = vec4(1.0), ks1 = vec4(1.0);
         if (KEY_BLOCKS4) ks0 = keep_scale4((base + tq * p.T + t0) / 4u);
         if (KEY_BLOCKS4 && RB >= 8u) ks1 = keep_scale4((base + tq * p.T + t0) / 4u + 1u);
+        // KEY_ATT4: those columns' weights, 4 a fetch (the second only inside the row: T % 8 may be 4)
+        vec4 a0 = vec4(0.0), a1 = vec4(0.0);
+        if (KEY_ATT4) a0 = texelFetch(att4, int((base + tq * p.T + t0) / 4u));
+        if (KEY_ATT4 && RB >= 8u && t0 + 4u < p.T) a1 = texelFetch(att4, int((base + tq * p.T + t0) / 4u + 1u));
         [[unroll]] for (uint rr = 0; rr < RB; rr++) {
             uint t = t0 + rr;
             if (t > tlast || (tq < t && p.causal != 0)) continue;
             uint idx = base + tq * p.T + t;
             vec4 s4 = vec4(0.0);
             [[unroll]] for (uint j = 0; j < HS4; j++) s4 += g[j] * x[rr][j];
-            float a = texelFetch(att_t, int(idx)).x, am = a;
+            float a = KEY_ATT4 ? comp(rr < 4u ? a0 : a1, rr % 4u) : texelFetch(att_t, int(idx)).x, am = a;
             if (KEY_BLOCKS4 && p.prob > 0.0) am *= comp(rr < 4u ? ks0 : ks1, rr % 4u);
             else if (F_DROPOUT && p.prob > 0.0) am *= keep_scale(idx);
             float w = am * hsum(s4) - a * D;

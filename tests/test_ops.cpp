@@ -338,12 +338,14 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
 TEST_CASE("attention_backward4: several rows an invocation give the bits of one row an invocation", "[ops]") {
     // RB rows of dq (or of dk and dv) an invocation (ops::attention_backward_rows: 4 on CPU devices) fetch each row of
     // k, v, dout, out and q once for RB rows; every row's sums keep their order, so dqkv must agree to the bit with
-    // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 32; with RB > 1 up to T 64 (b, h) varies
-    // fastest between invocations, past it the row blocks, with RB 1 t (attention_backward4_spec); head sizes 16
-    // (the small GPT's) and 8; the mask on and off, dropout 0 and 0.3. Against the CPU reference they are checked by
-    // the tests above (rows).
+    // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 12 and 32; with RB > 1 up to T 64 (b, h)
+    // varies fastest between invocations, past it the row blocks, with RB 1 t (attention_backward4_spec); head sizes
+    // 16 (the small GPT's) and 8; the mask on and off, dropout 0 and 0.3. Where T % 4 == 0, att is read 4 keys a
+    // fetch (spec bit 18) unless ATTN_ATTENTION_ATT1 is set: the reference here is RB 1 with one a fetch (T 12 with
+    // RB 8: a key block's second 4 columns past the row). Against the CPU reference they are checked by the tests
+    // above (rows).
     Rng r(23);
-    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
+    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS"), att1("ATTN_ATTENTION_ATT1");
     env.set("rows");
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {99u, 5u};
@@ -352,7 +354,9 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
     REQUIRE(ops::attention_backward4_spec(70, 64, 1) == (16u | 1u << 8));
     REQUIRE(ops::attention_backward4_spec(30, 16, 4) == (4u | 4u << 8 | 1u << 16));
     REQUIRE(ops::attention_backward4_spec(32, 16, 1) == (4u | 1u << 8 | 1u << 17));
-    for (int T : {9, 30, 32, 70})
+    REQUIRE(ops::attention_backward4_spec(32, 16, 4, true) == (4u | 4u << 8 | 1u << 16 | 1u << 17 | 1u << 18));
+    REQUIRE(ops::attention_backward4_spec(30, 16, 4, true) == (4u | 4u << 8 | 1u << 16));
+    for (int T : {9, 12, 30, 32, 70})
     for (auto [NH, HS] : {std::pair{4, 16}, std::pair{2, 8}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         const int B = 2, C = NH * HS;
@@ -362,10 +366,12 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
         auto out = zeros(B * T * C), att = zeros(B * NH * T * T);
         rows.set("1");
         test::run([&](Program& p) { ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd); });
-        std::vector<float> res[3];
-        const char* rbs[3] = {"1", "4", "8"};
-        for (int v = 0; v < 3; v++) {
+        std::vector<float> res[5];
+        const char* rbs[5] = {"1", "4", "8", "1", "4"};
+        for (int v = 0; v < 5; v++) {
             rows.set(rbs[v]);
+            if (v == 0 || v == 4) att1.set("1");  // the reference, and RB 4 without the vec4 reads of att
+            else att1.clear();
             REQUIRE(ops::attention_backward_rows(test::ctx()) == uint32_t(std::atoi(rbs[v])));
             auto dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
             test::run([&](Program& p) {
@@ -373,8 +379,8 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
             });
             res[v] = dqkv.read<float>(B * T * 3 * C);
         }
-        for (int v = 1; v < 3; v++) {
-            INFO("RB " << rbs[v]);
+        for (int v = 1; v < 5; v++) {
+            INFO("RB " << rbs[v] << (v == 4 ? ", att one a fetch" : ""));
             int diff = 0;
             for (size_t i = 0; i < res[0].size(); i++) diff += res[0][i] != res[v][i];
             CHECK(diff == 0);

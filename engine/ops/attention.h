@@ -1,5 +1,6 @@
 // Masked multi-head self-attention (all heads of all batch elements in each dispatch) and its backward.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -55,9 +56,14 @@ inline uint32_t attention_backward_rows(const Context& ctx) {
 // computed once for its 4 elements instead of once an element. One layer's backward at dropout 0.2, lavapipe, one
 // thread, best of 60 (8 of the gpt shapes): the small GPT's (B 8, T 32, HS 16) 0.51-0.67 -> 0.38-0.44 ms (0.37
 // without dropout), the gpt preset's shapes at B 2 23.3-25.1 -> 21.8 ms.
-inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB) {
+// Bit 18 (with 17; `att` bound at an offset a vec4 texel view may take): att read as vec4s, 4 keys a fetch, in the
+// query rows' loop (then always in groups of 4 keys) and, with RB % 4 == 0, by the key invocations (the same bits;
+// ATTN_ATTENTION_ATT1 set keeps one a fetch, for tests). Lavapipe, one thread, best of 60, three interleaved runs: the
+// small GPT's layer (B 8, T 32, HS 16) at dropout 0.2 0.44-0.51 -> 0.30-0.39 ms, without dropout 0.32/0.40 ->
+// 0.27/0.34; B 2 T 64 NH 6 HS 64 2.10/1.45 -> 1.42/1.36 ms; the gpt preset's shapes (thread pool) within noise.
+inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB, bool att4 = false) {
     return HS / 4 | RB << 8 | (RB > 1 && T <= 64 ? 1u << 16 : 0u)  // GPUs (RB 1) keep t fastest
-           | (T % 4 == 0 ? 1u << 17 : 0u);
+           | (T % 4 == 0 ? 1u << 17 : 0u) | (T % 4 == 0 && att4 ? 1u << 18 : 0u);
 }
 // The forward's 4 query rows an invocation (attention_forward_rows4): on CPU devices where T % 4 == 0, T <= 32 and
 // HS % 4 == 0, HS <= 64 (and the block kernels do not take the shape), unless ATTN_ATTENTION_ROWS=1 (tests) keeps one
@@ -207,8 +213,13 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
     }
     if (attention_vec4(HS)) {  // one invocation per RB query rows (dq) and per RB key rows (dk, dv)
         uint32_t RB = attention_backward_rows(kc.context());
-        const Kernel& k = kc.get("attention_backward4", "vvtvss", sizeof p, attention_backward4_spec(T, HS, RB), drop_flags);
-        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed}, p, uint64_t(B) * NH * ((T + RB - 1) / RB) * 2, macs * 6);
+        size_t align = std::max<size_t>(16, kc.context().props().limits.minTexelBufferOffsetAlignment);
+        bool att4 = att.offset % align == 0 && !std::getenv("ATTN_ATTENTION_ATT1");  // (tests: the other way)
+        const Kernel& k = kc.get("attention_backward4", "vvtvssv", sizeof p, attention_backward4_spec(T, HS, RB, att4),
+                                 drop_flags);
+        // binding 6: att as vec4s, or (unused) any vec4 view
+        pr.dispatch(k, {dout, qkv, att, out, dqkv, drop.seed, att4 ? att : out}, p,
+                    uint64_t(B) * NH * ((T + RB - 1) / RB) * 2, macs * 6);
         return;
     }
     const Kernel& k = kc.get("attention_backward", "tttssst", sizeof p, 0, drop_flags);
