@@ -567,6 +567,52 @@ TEST_CASE("matmul with a fused residual add matches the reference", "[ops]") {
     }
 }
 
+TEST_CASE("matmul_forward's fused dropout gives the bits of matmul_forward then dropout_forward", "[ops]") {
+    // A block's proj and fc2 under dropout on CPU devices: one dispatch, the product never stored, dropout_forward's
+    // mask (the site, element index m * N + n) applied before the residual: the same bits as the two dispatches. With
+    // and without the residual, the ReLU off and on, rows in partial tiles (M 37). Against the CPU reference: the
+    // matmul and dropout tests.
+    Rng r(31);
+    test::EnvGuard mm("ATTN_MATMUL");
+    mm.set("tiled");  // the register tiles (GPUs default to the shared-memory ones, which leave dropout to its kernel)
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {777u, 3u};
+    key.upload(k, 8);
+    const int M = 37, N = 20, K = 24;
+    const float prob = 0.3f;
+    for (bool with_res : {true, false})
+    for (bool relu : {false, true}) {
+        INFO("residual " << with_res << " relu " << relu);
+        auto ginp = upload(test::randn(r, M * K)), gw = upload(test::randn(r, N * K)), gb = upload(test::randn(r, N)),
+             gres = upload(test::randn(r, M * N));
+        auto fused = zeros(M * N), tmp = zeros(M * N), two = zeros(M * N);
+        BufferRange res = with_res ? BufferRange(gres) : BufferRange();
+        REQUIRE(ops::matmul_forward_can_dropout(test::ctx(), N, K, fused, res));
+        ops::MatmulDropout md{key, 7, prob};
+        test::run([&](Program& p) {
+            ops::matmul_forward(test::kernels(), p, fused, ginp, gw, gb, M, N, K, true, relu, res, 0, &md);
+            ops::matmul_forward(test::kernels(), p, tmp, ginp, gw, gb, M, N, K, true, relu);
+            p.barrier("dropout reads the product");
+            ops::dropout_forward(test::kernels(), p, two, tmp, res, key, M * N, 7, prob);
+        });
+        auto a = fused.read<float>(M * N), b = two.read<float>(M * N), t = tmp.read<float>(M * N),
+             rv = gres.read<float>(M * N);
+        int diff = 0, dropped = 0;
+        for (int i = 0; i < M * N; i++) {
+            diff += a[i] != b[i];
+            dropped += with_res ? a[i] == rv[i] : a[i] == 0.0f && t[i] != 0.0f;
+        }
+        CHECK(diff == 0);
+        CHECK(dropped > M * N / 10);  // the mask dropped some (about 30%)
+    }
+    Buffer b19 = zeros(37 * 19);
+    REQUIRE(!ops::matmul_forward_can_dropout(test::ctx(), 19, K, b19, {}));  // rows not whole vec4s
+    ops::MatmulDropout md{key, 7, prob};
+    auto g = zeros(37 * K);
+    CHECK_THROWS_WITH(test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, b19, g, g, g, 37, 19, K, true, false, {}, 0, &md); }),
+                      Catch::Matchers::Contains("matmul_forward_can_dropout"));
+}
+
 TEST_CASE("matmul_backward's mask_in gives the bits of the ReLU's mask in the backward before it", "[ops]") {
     // A feed-forward: h = relu(x fc^T + b) (M, F), y = h fc2^T + b2 (M, C). fc2's backward masking dh where h <= 0
     // (mask_in) and fc's without its ReLU mask give what fc2's plain backward and fc's masked one give, to the bit.

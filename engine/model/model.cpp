@@ -161,10 +161,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             const Buffer* mid = &L.y;
             if (c.residual) {
                 pr.barrier("the output projection reads the heads");
-                if (drop > 0) {
+                ops::MatmulDropout md{seed, uint32_t(3 * l + 1), drop};
+                if (drop > 0 && ops::matmul_forward_can_dropout(m_ctx, C, A, L.xa, in)) {  // one dispatch
+                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true, false, in, 0, &md);
+                } else if (drop > 0) {
                     ops::matmul_forward(m_kc, pr, a.dtmp, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true);
                     pr.barrier("dropout reads the projection");
-                    ops::dropout_forward(m_kc, pr, L.xa, a.dtmp, in, seed, BT * C, 3 * l + 1, drop);
+                    ops::dropout_forward(m_kc, pr, L.xa, a.dtmp, in, seed, BT * C, md.site, drop);
                 } else {
                     ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true, false, in);
                 }
@@ -181,10 +184,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             ops::matmul_forward(m_kc, pr, L.h, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, true);
             if (c.residual) {
                 pr.barrier("the feed-forward projection reads the hidden layer");
-                if (drop > 0) {
+                ops::MatmulDropout md{seed, uint32_t(3 * l + 2), drop};
+                if (drop > 0 && ops::matmul_forward_can_dropout(m_ctx, C, F, L.xf, *mid)) {  // one dispatch
+                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true, false, *mid, 0, &md);
+                } else if (drop > 0) {
                     ops::matmul_forward(m_kc, pr, a.dtmp, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true);
                     pr.barrier("dropout reads the projection");
-                    ops::dropout_forward(m_kc, pr, L.xf, a.dtmp, *mid, seed, BT * C, 3 * l + 2, drop);
+                    ops::dropout_forward(m_kc, pr, L.xf, a.dtmp, *mid, seed, BT * C, md.site, drop);
                 } else {
                     ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true, false, *mid);
                 }

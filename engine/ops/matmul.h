@@ -2,6 +2,7 @@
 // (two in a segmented program, and always two with the GPU's shared-memory kernels; one more when dw's sum over
 // rows is split, see row_splits in reduce.h).
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -11,8 +12,18 @@
 
 namespace attn::ops {
 
-struct MatmulPush { uint32_t M, N, K, has_bias, relu, has_residual, ldo; };  // ldo: matmul_forward_tiled's
-static_assert(sizeof(MatmulPush) == 28);
+struct MatmulPush {  // ldo, site, prob: matmul_forward_tiled's
+    uint32_t M, N, K, has_bias, relu, has_residual, ldo, site = 0;
+    float prob = 0;
+};
+static_assert(sizeof(MatmulPush) == 36);
+// Dropout applied by matmul_forward to its output before the residual (matmul_forward_can_dropout): the mask of
+// dropout_forward at site `site` with the key in `seed`.
+struct MatmulDropout {
+    BufferRange seed;
+    uint32_t site = 0;
+    float prob = 0;
+};
 struct MatmulBackPush {
     uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0, splits = 1, stride = 0, db_off = 0,
              mask_in = 0;
@@ -44,16 +55,38 @@ inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
     return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0;
 }
 
-// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then + residual (M,N) when given.
+// Whether the tiled kernel stores four outputs at a time (matmul_forward_tiled4): rows a multiple of 4 floats, the
+// output at a 16-byte offset, the residual (read as texels) at one a texel view may start at.
+inline bool matmul_forward_vec4_out(const Context& ctx, BufferRange out, BufferRange residual, uint32_t ldo) {
+    size_t align = std::max<size_t>(16, ctx.props().limits.minTexelBufferOffsetAlignment);
+    return ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % align == 0);
+}
+// Whether matmul_forward can apply dropout to its output itself (`drop`): the tiled kernel with vec4 rows (CPU
+// devices); elsewhere the caller runs dropout_forward after it. One dispatch, the product never stored: the same bits.
+// The small GPT on lavapipe (one device, batch 16, per-dispatch minimums over 13 profiled steps, three interleaved
+// runs): its forward matmuls and dropouts 8.51, 8.38, 8.70 -> 8.15, 8.12 ms (a third run's noisy).
+inline bool matmul_forward_can_dropout(const Context& ctx, uint32_t N, uint32_t K, BufferRange out, BufferRange residual) {
+    return matmul_kernel(ctx, K) == MatmulKernel::tiled && N % 4 == 0 && matmul_forward_vec4_out(ctx, out, residual, N);
+}
+
+// out (M,N) = inp (M,K) @ w (N,K)^T + bias (N), then ReLU when relu, then dropout when `drop` (prob > 0; see
+// matmul_forward_can_dropout), then + residual (M,N) when given.
 // ldo: out's row stride, N or (no residual, the tiled kernel: matmul_forward_ld) N rounded up to 4 with the
 // columns past N written as 0, so that a row starts on a vec4 and the kernel stores four outputs at a time.
 inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange inp, BufferRange w,
                            BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false,
-                           BufferRange residual = {}, uint32_t ldo = 0) {
+                           BufferRange residual = {}, uint32_t ldo = 0, const MatmulDropout* drop = nullptr) {
     if (ldo == 0) ldo = N;
     MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr, ldo};
     if (ldo != N && (ldo != (N + 3) / 4 * 4 || residual.buffer || matmul_kernel(kc.context(), K) != MatmulKernel::tiled))
         throw Error("internal error: matmul_forward pads rows to a multiple of 4 only for the tiled kernel, without a residual");
+    bool dropout = drop && drop->prob > 0;
+    if (dropout) {
+        if (!matmul_forward_can_dropout(kc.context(), N, K, out, residual) || ldo != N || !drop->seed.buffer)
+            throw Error("internal error: matmul_forward applies dropout only where matmul_forward_can_dropout says");
+        p.site = drop->site;
+        p.prob = drop->prob;
+    }
     BufferRange res = residual.buffer ? residual : bias;  // any valid binding when unused
     switch (matmul_kernel(kc.context(), K)) {
     case MatmulKernel::smem:  // one workgroup per tile (Program counts WORKGROUP invocations a group)
@@ -63,12 +96,17 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
     case MatmulKernel::tiled: {  // one invocation per 16x16 tile (TM, TN in shaders/common/matmul_forward_tiled.glsl)
         uint64_t tiles = uint64_t((M + 15) / 16) * ((N + 15) / 16);
         // rows of a multiple of 4 and 16-byte aligned output (and residual): stores four outputs at a time
-        bool vec4_out = ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % 16 == 0);
+        bool vec4_out = matmul_forward_vec4_out(kc.context(), out, residual, ldo);
         if (ldo != N && !vec4_out) throw Error("internal error: matmul_forward's padded rows need a 16-byte offset");
         uint32_t flags = kflag::pick(has_bias, kflag::bias) | kflag::pick(relu, kflag::relu) |
-                         kflag::pick(residual.buffer != nullptr, kflag::add);
-        pr.dispatch(kc.get(vec4_out ? "matmul_forward_tiled4" : "matmul_forward_tiled", "vvsss", sizeof p, 0, flags),
-                    {inp, w, bias, out, res}, p, tiles, double(M) * N * K);
+                         kflag::pick(residual.buffer != nullptr, kflag::add) | kflag::pick(dropout, kflag::dropout);
+        if (vec4_out)  // the residual as texels (any texel view when none), the dropout key (any buffer when none)
+            pr.dispatch(kc.get("matmul_forward_tiled4", "vvssvs", sizeof p, 0, flags),
+                        {inp, w, bias, out, residual.buffer ? residual : inp, dropout ? drop->seed : bias}, p, tiles,
+                        double(M) * N * K);
+        else
+            pr.dispatch(kc.get("matmul_forward_tiled", "vvsss", sizeof p, 0, flags), {inp, w, bias, out, res}, p,
+                        tiles, double(M) * N * K);
         return;
     }
     case MatmulKernel::plain: break;

@@ -1,18 +1,22 @@
-// Body of matmul_forward_tiled.comp and matmul_forward_tiled4.comp (OUT_VEC4: N % 4 == 0, the output, bias and
-// residual read and written as vec4).
+// Body of matmul_forward_tiled.comp and matmul_forward_tiled4.comp (OUT_VEC4: N % 4 == 0, the output and bias
+// written and read as vec4, the residual read as RGBA32F texels, and dropout possible before the residual).
 #include "flags.glsl"
 layout(binding = 0) uniform samplerBuffer inp4;                       // (M, K/4) vec4
 layout(binding = 1) uniform samplerBuffer w4;                         // (N, K/4) vec4
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };   // (N,)
 #ifdef OUT_VEC4
+#include "philox.glsl"
 layout(std430, binding = 3) writeonly buffer Out { vec4 out4[]; };    // (M, N/4)
-layout(std430, binding = 4) readonly buffer Res { vec4 res4[]; };     // (M, N/4)
+layout(binding = 4) uniform samplerBuffer res4;                       // (M, N/4) vec4
+layout(std430, binding = 5) readonly buffer Seed { uvec2 key; };      // dropout's key for this step
 #else
 layout(std430, binding = 3) writeonly buffer Out { float outp[]; };   // (M, N)
 layout(std430, binding = 4) readonly buffer Res { float res[]; };     // (M, N)
 #endif
-// ldo: out's row stride (N, or with OUT_VEC4 N rounded up to 4, the columns past N stored as 0; no residual then)
-layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual, ldo; } p;
+// ldo: out's row stride (N, or with OUT_VEC4 N rounded up to 4, the columns past N stored as 0; no residual then).
+// OUT_VEC4 with prob > 0: out = residual + dropout(inp @ w^T + bias), as dropout_forward4 of the product (dropout
+// site `site`, element index m * N + n: the same mask and the same bits; ldo == N).
+layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual, ldo, site; float prob; } p;
 // 16 x 16 outputs per invocation: 32 fetches per 1024 multiply-adds. On lavapipe a fetch costs per lane whatever the
 // vector width, so fewer fetches per multiply-add win even though the tile spills out of registers (attn_bench_matmul,
 // LP_NUM_THREADS=0, best of 4: C64 shapes at M 512 15-18 -> 18-24 GFLOP/s; gpt's at M 2048 16 -> 19-22; 16 x 8, 32 x 16
@@ -57,7 +61,8 @@ void main() {
             vec4 s = vec4(acc[r][4 * c4], acc[r][4 * c4 + 1], acc[r][4 * c4 + 2], acc[r][4 * c4 + 3]) + b[c4];
             if (F_RELU && p.relu != 0) s = max(s, vec4(0.0));
             uint o = (m * p.ldo + n) / 4;
-            if (F_ADD && p.has_residual != 0) s += res4[o];
+            if (F_DROPOUT && p.prob > 0.0) s = mix(vec4(0.0), s / (1.0 - p.prob), dropout_keep4(key, p.site, o, p.prob));
+            if (F_ADD && p.has_residual != 0) s = texelFetch(res4, int(o)) + s;
             out4[o] = mix(vec4(0.0), s, keep[c4]);
         }
     }
