@@ -64,7 +64,7 @@ inline bool matmul_forward_vec4_out(const Context& ctx, BufferRange out, BufferR
 // Whether matmul_forward can apply dropout to its output itself (`drop`): the tiled kernel with vec4 rows (CPU
 // devices); elsewhere the caller runs dropout_forward after it. One dispatch, the product never stored: the same bits.
 // The small GPT on lavapipe (one device, batch 16, per-dispatch minimums over 13 profiled steps, three interleaved
-// runs): its forward matmuls and dropouts 8.51, 8.38, 8.70 -> 8.15, 8.12 ms (a third run's noisy).
+// runs): its forward matmuls and dropouts 8.51, 8.38, 8.70 -> 8.15, 8.12, 11.1 ms (the last in a noisy minute).
 inline bool matmul_forward_can_dropout(const Context& ctx, uint32_t N, uint32_t K, BufferRange out, BufferRange residual) {
     return matmul_kernel(ctx, K) == MatmulKernel::tiled && N % 4 == 0 && matmul_forward_vec4_out(ctx, out, residual, N);
 }
