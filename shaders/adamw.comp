@@ -3,7 +3,7 @@
 // invocation (the flat buffer is padded to a multiple of 64 floats). Everything is read through texel buffers
 // (vector gathers on lavapipe; storage-buffer loads there are a loop over the lanes) and written through storage
 // buffers: each invocation reads its own four values before it writes them.
-// Hyperparameters come from a small buffer the host rewrites each step: no re-recording.
+// Hyperparameters come from a small uniform buffer the host rewrites each step: no re-recording.
 // With replicas > 1 (data parallelism, Trainer's replicas) the gradient is first the batch's, from the gradients of
 // its slices side by side (each the mean over its own rows): their mean weighted by the slices' rows, summed in slice
 // order, so every replica computes the same bits (this all-reduce in the update's pass saves a pass of its own).
@@ -13,7 +13,7 @@ layout(binding = 0) uniform samplerBuffer params_t;                  // (n,) vec
 layout(binding = 1) uniform samplerBuffer grads_t;                   // (n,) vec4, or (replicas, n) vec4
 layout(binding = 2) uniform samplerBuffer m_t;                       // (n,) vec4, first moments before the step
 layout(binding = 3) uniform samplerBuffer v_t;                       // (n,) vec4, second moments before the step
-layout(binding = 4) uniform samplerBuffer hyper;                     // 2 vec4: lr, beta1, beta2, eps | wd, bc1, bc2, -
+layout(std140, binding = 4) uniform Hyper { vec4 h0, h1; } hyper;   // lr, beta1, beta2, eps | wd, bc1, bc2, -
 layout(std430, binding = 5) writeonly buffer Params { vec4 params[]; };  // the same buffers as 0, 2, 3
 layout(std430, binding = 6) writeonly buffer M { vec4 m[]; };
 layout(std430, binding = 7) writeonly buffer V { vec4 v[]; };
@@ -24,9 +24,9 @@ layout(push_constant) uniform P {
     vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
 } p;
 void main() {
+    vec4 h0 = hyper.h0, h1 = hyper.h1;  // constant offsets: one load for all lanes on lavapipe, not a fetch each
     uint i = gid();
     if (i >= p.n) return;
-    vec4 h0 = texelFetch(hyper, 0), h1 = texelFetch(hyper, 1);
     float lr = h0.x, beta1 = h0.y, beta2 = h0.z, eps = h0.w, weight_decay = h1.x, bc1 = h1.y, bc2 = h1.z;
     vec4 g;
     if (p.replicas <= 1u) {

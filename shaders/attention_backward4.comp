@@ -41,14 +41,15 @@ const bool KEY_BLOCKS4 = (BLOCKS4_BIT << (RB & 3u)) == 1u;  // and RB % 4 == 0: 
 const uint ATT4_BIT = (SPEC >> 17u) & (SPEC >> 18u) & 1u;
 const bool ATT4 = ATT4_BIT != 0u;                         // the query rows' loop in groups of 4 keys, att as vec4s
 const bool KEY_ATT4 = (ATT4_BIT << (RB & 3u)) == 1u;      // and RB % 4 == 0: a key invocation's columns as vec4s
+uvec2 key2;  // the key, loaded once at the start (a storage-buffer load is a loop over the lanes on lavapipe)
 float keep_scale(uint idx) {
     if (!F_DROPOUT || p.prob <= 0.0) return 1.0;
-    return dropout_keep(key, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
+    return dropout_keep(key2, p.site, idx, p.prob) ? 1.0 / (1.0 - p.prob) : 0.0;
 }
 // keep_scale of elements 4 * index4 .. 4 * index4 + 3 (the same values, one Philox block)
 vec4 keep_scale4(uint index4) {
     if (!F_DROPOUT || p.prob <= 0.0) return vec4(1.0);
-    bvec4 k = dropout_keep4(key, p.site, index4, p.prob);
+    bvec4 k = dropout_keep4(key2, p.site, index4, p.prob);
     float s = 1.0 / (1.0 - p.prob);
     return vec4(k.x ? s : 0.0, k.y ? s : 0.0, k.z ? s : 0.0, k.w ? s : 0.0);
 }
@@ -60,6 +61,7 @@ float hsum(vec4 v) { return v.x + v.y + v.z + v.w; }
 // a fetch is a call into the driver that costs far more than the 4 multiply-adds it feeds. Every row's sums run in
 // the same order as with RB 1.
 void main() {
+    if (F_DROPOUT) key2 = key;
     uint i = gid();
     uint nb = (p.T + RB - 1) / RB;  // row blocks per (b, h)
     if (i >= 2 * p.B * p.NH * nb) return;

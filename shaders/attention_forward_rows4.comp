@@ -26,6 +26,7 @@ float dot4(vec4 q[HS4], vec4 k[HS4]) {  // as attention_forward4's score(): the 
     return s4.x + s4.y + s4.z + s4.w;
 }
 void main() {
+    uvec2 key2 = F_DROPOUT ? key : uvec2(0u);  // loaded once (a storage-buffer load is a loop over the lanes on lavapipe)
     uint i = gid();
     if (i >= p.B * p.NH * T4) return;
     // (b, h) fastest: the lanes of a subgroup share their row block, so causal loops run alike
@@ -93,7 +94,7 @@ void main() {
             vec4 a4 = s[rr][g] * inv[rr];
             att4[r4] = a4;
             // the dropout mask is a pure function of the index: backward regenerates it
-            if (F_DROPOUT && p.prob > 0.0) a4 *= vec4(dropout_keep4(key, p.site, r4, p.prob)) * (1.0 / (1.0 - p.prob));
+            if (F_DROPOUT && p.prob > 0.0) a4 *= vec4(dropout_keep4(key2, p.site, r4, p.prob)) * (1.0 / (1.0 - p.prob));
             for (uint j = 0; j < HS4; j++)
                 o[rr][j] += a4.x * v0[j] + a4.y * v1[j] + a4.z * v2[j] + a4.w * v3[j];
         }

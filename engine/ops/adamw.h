@@ -15,7 +15,7 @@ struct AdamWPush {
 };
 static_assert(sizeof(AdamWPush) == 48);
 
-// What the host writes into the hyperparameter buffer before each step (matches adamw.comp: two vec4 texels).
+// What the host writes into the hyperparameter buffer before each step (matches adamw.comp: a uniform buffer of two vec4s).
 struct AdamWHyper { float lr, beta1, beta2, eps, weight_decay, bc1, bc2, unused = 0; };
 static_assert(sizeof(AdamWHyper) == 32);
 
@@ -29,7 +29,7 @@ inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange 
         throw Error("internal error: AdamW averages 1 to 8 replicas' gradients, with their weights");
     AdamWPush p{n / 4, replicas};
     for (uint32_t r = 0; r < replicas && replicas > 1; r++) p.weight[r] = weights[r];
-    pr.dispatch(kc.get("adamw", "vvvvvsss", sizeof p), {params, grads, m, v, hyper, params, m, v}, p, n / 4);
+    pr.dispatch(kc.get("adamw", "vvvvusss", sizeof p), {params, grads, m, v, hyper, params, m, v}, p, n / 4);
 }
 
 }  // namespace attn::ops

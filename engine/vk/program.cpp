@@ -11,7 +11,9 @@
 namespace attn {
 
 static VkDescriptorType descriptor_type(char c) {
-    return c == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    return c == 's' ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+         : c == 'u' ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                    : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
 }
 
 Kernel::Kernel(Context& ctx, const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec,
@@ -138,11 +140,12 @@ Program::Program(Context& ctx, bool profile, double submit_budget)
 VkDescriptorSet Program::allocate_set(const Kernel& k) {
     VkDevice dev = m_ctx.device();
     if (m_desc_pools.empty() || m_sets_in_pool == SETS_PER_POOL) {
-        VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, SETS_PER_POOL * MAX_BINDINGS},
-                                         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, SETS_PER_POOL * MAX_BINDINGS}};
+        VkDescriptorPoolSize sizes[3] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, SETS_PER_POOL * MAX_BINDINGS},
+                                         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, SETS_PER_POOL * MAX_BINDINGS},
+                                         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, SETS_PER_POOL}};
         VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
         pi.maxSets = SETS_PER_POOL;
-        pi.poolSizeCount = 2;
+        pi.poolSizeCount = 3;
         pi.pPoolSizes = sizes;
         VkDescriptorPool p;
         VK_CHECK(vkCreateDescriptorPool(dev, &pi, nullptr, &p));
@@ -220,6 +223,12 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
             if (range > lim.maxStorageBufferRange)
                 throw Error("a tensor of " + std::to_string(range >> 20) + " MiB exceeds this GPU's storage-buffer limit of " +
                             std::to_string(lim.maxStorageBufferRange >> 20) + " MiB: use a smaller batch or block size");
+            infos[i] = {r.buffer->get(), r.offset, range};
+            writes[i].pBufferInfo = &infos[i];
+        } else if (kind == 'u') {  // a few constants the host rewrites between steps
+            if (range > lim.maxUniformBufferRange || r.offset % lim.minUniformBufferOffsetAlignment != 0)
+                throw Error("internal error: uniform buffer of " + std::to_string(range) + " bytes at offset " +
+                            std::to_string(r.offset) + " does not fit this GPU's limits, kernel " + k.name());
             infos[i] = {r.buffer->get(), r.offset, range};
             writes[i].pBufferInfo = &infos[i];
         } else {

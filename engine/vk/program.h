@@ -24,7 +24,7 @@ namespace kflag {
 constexpr uint32_t relu = 1;     // a ReLU (matmul forward), its mask (matmul backward)
 constexpr uint32_t add = 2;      // adds to what is there: a residual (matmul and dropout forward), dinp += (backward)
 constexpr uint32_t bias = 4;     // a bias, its gradient
-constexpr uint32_t dropout = 8;  // dropout on the attention weights
+constexpr uint32_t dropout = 8;  // dropout: on the attention weights, or a residual branch's in an epilogue
 constexpr uint32_t pos = 16;     // position embeddings
 constexpr uint32_t mask_in = 32; // matmul backward: dinp masked where the forward's input is not > 0 (a ReLU's output)
 constexpr uint32_t all = 0xFFFFFFFFu;  // unspecialised: every part, as the push constants ask
@@ -32,8 +32,10 @@ inline uint32_t pick(bool on, uint32_t flag) { return on ? flag : 0u; }
 }  // namespace kflag
 
 // One compute pipeline: set 0 holds one buffer per binding, typed by `layout`, one letter per binding:
-//   's' storage buffer, 't' uniform texel buffer of R32F, 'v' uniform texel buffer of RGBA32F (vec4).
-// Texel buffers are how inputs are read fast on lavapipe (vector gathers instead of scalar loops).
+//   's' storage buffer, 't' uniform texel buffer of R32F, 'v' uniform texel buffer of RGBA32F (vec4),
+//   'u' uniform buffer (a few constants every invocation reads alike).
+// Texel buffers are how inputs are read fast on lavapipe (vector gathers instead of scalar loops); a uniform buffer
+// read at constant offsets is one scalar load there for all lanes.
 class Kernel {
 public:
     // spec: the value of specialization constant 0 (e.g. a head size the shader unrolls its loops for);

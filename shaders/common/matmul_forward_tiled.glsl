@@ -52,6 +52,7 @@ void main() {
         if (F_BIAS && p.has_bias != 0) b[c4] = vec4(bias[min(n, l)], bias[min(n + 1, l)], bias[min(n + 2, l)], bias[min(n + 3, l)]);
         keep[c4] = lessThan(uvec4(n, n + 1, n + 2, n + 3), uvec4(p.N));
     }
+    uvec2 k2 = key;  // once: a storage-buffer load is a loop over the lanes on lavapipe
     for (uint r = 0; r < TM; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
@@ -61,7 +62,7 @@ void main() {
             vec4 s = vec4(acc[r][4 * c4], acc[r][4 * c4 + 1], acc[r][4 * c4 + 2], acc[r][4 * c4 + 3]) + b[c4];
             if (F_RELU && p.relu != 0) s = max(s, vec4(0.0));
             uint o = (m * p.ldo + n) / 4;
-            if (F_DROPOUT && p.prob > 0.0) s = mix(vec4(0.0), s / (1.0 - p.prob), dropout_keep4(key, p.site, o, p.prob));
+            if (F_DROPOUT && p.prob > 0.0) s = mix(vec4(0.0), s / (1.0 - p.prob), dropout_keep4(k2, p.site, o, p.prob));
             if (F_ADD && p.has_residual != 0) s = texelFetch(res4, int(o)) + s;
             out4[o] = mix(vec4(0.0), s, keep[c4]);
         }
