@@ -7,9 +7,12 @@
 // splits > 1: the sums over rows are cut into `splits` row ranges, range s writing its partial sums at
 // s * stride (vec4s) in Dw and Db (both bound to one scratch buffer, db at db_off); reduce_splits.comp adds
 // them up. splits == 1: stride 0, db_off 0.
+// F_DROPOUT (prob > 0): ddrop = the new dinp through dropout's backward at `site` (dropout_backward4's bits), what the
+// residual branch before this LayerNorm reads as its output gradient.
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
 #include "flags.glsl"
+#include "philox.glsl"
 layout(binding = 0) uniform samplerBuffer dout4;                      // (N, C/4)
 layout(binding = 1) uniform samplerBuffer inp4;                       // (N, C/4)
 layout(binding = 2) uniform samplerBuffer w4;                         // (C/4,)
@@ -18,8 +21,11 @@ layout(std430, binding = 4) writeonly buffer Dinp { vec4 dinp[]; };   // (N, C/4
 layout(std430, binding = 5) writeonly buffer Dw { vec4 dw[]; };       // (C/4,)
 layout(std430, binding = 6) writeonly buffer Db { vec4 db[]; };       // (C/4,)
 layout(binding = 7) uniform samplerBuffer dinp_in4;                   // the same buffer as binding 4: what += adds to
-layout(push_constant) uniform P { uint N, C, accumulate, splits, stride, db_off; } p;
+layout(std430, binding = 8) writeonly buffer Ddrop { vec4 ddrop[]; };  // (N, C/4), F_DROPOUT
+layout(std430, binding = 9) readonly buffer Seed { uvec2 key; };        // dropout's key for this step, F_DROPOUT
+layout(push_constant) uniform P { uint N, C, accumulate, splits, stride, db_off, site; float prob; } p;
 void main() {
+    uvec2 key2 = F_DROPOUT ? key : uvec2(0u);  // loaded once (a storage-buffer load is a loop over the lanes on lavapipe)
     uint i = gid();
     uint C4 = p.C / 4;
     if (i < p.N) {
@@ -38,6 +44,8 @@ void main() {
             vec4 g = s.y * (texelFetch(dout4, o + int(c)) * texelFetch(w4, int(c)) - mean_d - norm * mean_dn);
             if (F_ADD && p.accumulate != 0) g = texelFetch(dinp_in4, o + int(c)) + g;
             dinp[o + int(c)] = g;
+            if (F_DROPOUT && p.prob > 0.0)
+                ddrop[o + int(c)] = mix(vec4(0.0), g / (1.0 - p.prob), dropout_keep4(key2, p.site, uint(o) + c, p.prob));
         }
         return;
     }

@@ -819,6 +819,59 @@ TEST_CASE("layernorm forward and backward match the reference and finite differe
     }
 }
 
+TEST_CASE("layernorm_backward's fused dropout gives the bits of layernorm_backward then dropout_backward", "[ops]") {
+    // In residual blocks under dropout the LayerNorm backward that writes the stream's gradient also passes it back
+    // through the next branch's dropout (model.cpp: one dispatch fewer a branch): the same bits as dropout_backward of
+    // what it stored, with dinp = and +=, and splits 1 and 4 (as on GPUs). Against the CPU reference: the layernorm
+    // and dropout tests.
+    Rng r(41);
+    Buffer key(test::ctx(), 8, true);
+    const uint32_t k[2] = {4242u, 9u};
+    key.upload(k, 8);
+    const int N = 29, C = 20;
+    const float prob = 0.3f;
+    for (bool accumulate : {false, true})
+    for (uint32_t splits : {1u, 4u}) {
+        INFO("accumulate " << accumulate << " splits " << splits);
+        auto inp = test::randn(r, N * C, 2.0), prior = test::randn(r, N * C);
+        auto ginp = upload(inp), gw = upload(test::randn(r, C)), gb = upload(test::randn(r, C)),
+             gdout = upload(test::randn(r, N * C));
+        auto out = zeros(N * C), stats = zeros(N * 2), dinp = upload(prior), dinp2 = upload(prior), dw = zeros(C),
+             db = zeros(C), fused = zeros(N * C), two = zeros(N * C);
+        auto scratch = zeros(std::max<size_t>(1, ops::layernorm_backward_scratch(C, splits)));
+        ops::LayerNormDropout ld{fused, key, 5, prob};
+        test::run([&](Program& p) {
+            ops::layernorm_forward(test::kernels(), p, out, stats, ginp, gw, gb, N, C);
+            p.barrier("backward reads the stats");
+            ops::layernorm_backward(test::kernels(), p, dinp, dw, db, gdout, ginp, gw, stats, N, C, accumulate, scratch,
+                                    splits, &ld);
+            ops::layernorm_backward(test::kernels(), p, dinp2, dw, db, gdout, ginp, gw, stats, N, C, accumulate, scratch,
+                                    splits);
+            p.barrier("dropout reads dinp");
+            ops::dropout_backward(test::kernels(), p, two, dinp2, key, N * C, 5, prob);
+        });
+        auto a = fused.read<float>(N * C), b = two.read<float>(N * C), d1 = dinp.read<float>(N * C),
+             d2 = dinp2.read<float>(N * C);
+        int diff = 0, diff_dinp = 0, dropped = 0;
+        for (int i = 0; i < N * C; i++) {
+            diff += a[i] != b[i];
+            diff_dinp += d1[i] != d2[i];
+            dropped += a[i] == 0.0f && d1[i] != 0.0f;
+        }
+        CHECK(diff == 0);
+        CHECK(diff_dinp == 0);              // dinp itself as without the dropout
+        CHECK(dropped > N * C / 10);        // the mask dropped some (about 30%)
+        CHECK(dropped < N * C / 2);
+    }
+    auto g19 = zeros(29 * 19), s19 = zeros(29 * 2), w19 = zeros(19);
+    ops::LayerNormDropout ld{g19, key, 5, prob};
+    CHECK_THROWS_WITH(test::run([&](Program& p) {
+                          ops::layernorm_backward(test::kernels(), p, g19, w19, w19, g19, g19, w19, s19, 29, 19, false,
+                                                  {}, 1, &ld);
+                      }),
+                      Catch::Matchers::Contains("C % 4 == 0"));
+}
+
 TEST_CASE("layernorm: the row in registers gives the bits of the row read from texels", "[ops]") {
     // layernorm_c4r: the forward keeps a row of C <= 256 in registers (C / 4 vec4s, fetched once an element); wider
     // rows and ATTN_LAYERNORM_ROWS=memory fetch it again for every pass; the same sums in the same order, so the same

@@ -259,18 +259,31 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     // The feed-forward's ReLU mask, in a block with residuals: applied once by fc2's backward as it stores dh
     // (mask_in) rather than by fc's, for every fetch of dh (ops::matmul_backward)
     bool relu_by_fc2 = ops::matmul_backward_can_mask_in(ctx, C, F);
-    auto ln_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp,
-                       BufferRange w, BufferRange stats, uint32_t N, uint32_t C_, bool accumulate) {
-        ops::layernorm_backward(m_kc, pr, dinp, dw, db, dout, inp, w, stats, N, C_, accumulate, a.scratch, ln_splits());
-    };
     // A residual branch's output gradient as its projection reads it: the stream's gradient through the branch's
-    // dropout (mask `site`, the forward's), or the stream's own when there is no dropout.
+    // dropout (mask `site`, the forward's), or the stream's own when there is no dropout. The LayerNorm backward that
+    // last wrote the stream's gradient has usually stored it in a.dtmp already (next_site below); else a dispatch here.
+    int dtmp_site = -1;  // the site whose dropout backward a.dtmp holds, of the stream's gradient as it is now
     auto undropped = [&](const Buffer* dstream, uint32_t site) -> const Buffer* {
         if (drop <= 0) return dstream;
-        ops::dropout_backward(m_kc, pr, a.dtmp, *dstream, seed, BT * C, site, drop);
-        pr.barrier("the projection backward reads the undropped gradient");
+        if (dtmp_site != int(site)) {
+            ops::dropout_backward(m_kc, pr, a.dtmp, *dstream, seed, BT * C, site, drop);
+            pr.barrier("the projection backward reads the undropped gradient");
+        }
+        dtmp_site = -1;
         return &a.dtmp;
     };
+    // ln_back writing the stream's gradient (residual blocks with dropout): also a.dtmp for the branch it feeds next,
+    // dropout site `next_site` (-1: none, the embeddings come next)
+    auto ln_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp,
+                       BufferRange w, BufferRange stats, uint32_t N, uint32_t C_, bool accumulate, int next_site = -1) {
+        ops::LayerNormDropout ld{a.dtmp, seed, uint32_t(std::max(next_site, 0)), drop};
+        bool fuse = res && drop > 0 && next_site >= 0 && C_ % 4 == 0;
+        ops::layernorm_backward(m_kc, pr, dinp, dw, db, dout, inp, w, stats, N, C_, accumulate, a.scratch, ln_splits(),
+                                fuse ? &ld : nullptr);
+        dtmp_site = fuse ? next_site : -1;
+    };
+    // the dropout site of layer l's last residual branch (its backward reads the stream's gradient first)
+    auto last_site = [&](int l) { return l < 0 ? -1 : 3 * l + (c.ffn ? 2 : 1); };
     // The stream's gradient. With residuals every branch adds into one buffer (the identity path is free);
     // without, each layer reads one buffer and writes the other.
     Buffer* cur = &a.dres;
@@ -280,7 +293,8 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w),
                              m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
         pr.barrier("ln_f backward reads its output gradient");
-        ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false);
+        ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false,
+                last_site(int(c.n_layer) - 1));
     } else {
         ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w),
                              m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
@@ -301,7 +315,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                 if (c.layernorm) {
                     mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, mask, true, false);
                     pr.barrier("ln2 backward reads its output gradient");
-                    ln_back(*cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true);
+                    ln_back(*cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true, 3 * l + 1);
                 } else {
                     mm_back(*cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, mask, true, true);
                 }
@@ -331,7 +345,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
             if (c.layernorm) {
                 mm_back(a.dln, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
                 pr.barrier("ln1 backward reads its output gradient");
-                ln_back(*cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true);
+                ln_back(*cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true, last_site(l - 1));
             } else {
                 mm_back(*cur, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, true);
             }

@@ -11,8 +11,18 @@ namespace attn::ops {
 
 struct LayerNormPush { uint32_t N, C; };
 static_assert(sizeof(LayerNormPush) == 8);
-struct LayerNormBackPush { uint32_t N, C, accumulate, splits = 1, stride = 0, db_off = 0; };
-static_assert(sizeof(LayerNormBackPush) == 24);
+struct LayerNormBackPush { uint32_t N, C, accumulate, splits = 1, stride = 0, db_off = 0, site = 0; float prob = 0; };
+static_assert(sizeof(LayerNormBackPush) == 32);
+
+// What layernorm_backward can also write (C % 4 == 0): dinp as dropout_backward would pass it back through the
+// forward's dropout at `site` (out = dinp * mask / (1 - prob), the same bits), for the residual branch that reads the
+// stream's gradient next, instead of a dropout_backward dispatch of its own.
+struct LayerNormDropout {
+    BufferRange out;   // (N, C), 16-byte aligned
+    BufferRange seed;  // this step's key, as dropout_backward's
+    uint32_t site = 0;
+    float prob = 0;
+};
 
 // layernorm_forward4's specialisation constant: C / 4 where a row fits in registers (C <= 256: each element fetched
 // once instead of 3 times, the same bits; the small GPT's rows, 256 x 64 on lavapipe, one thread, best of 100:
@@ -45,10 +55,16 @@ inline size_t layernorm_backward_scratch(uint32_t C, uint32_t splits) {
 
 // dinp (N,C) (= or +=), dw (C) =, db (C) = from dout (N,C). splits > 1 (C % 4 == 0 only): the sums over rows
 // behind dw and db are cut into that many row ranges written to `scratch`, then added up by a second pass.
+// drop (C % 4 == 0 only, layernorm_backward_can_dropout): also drop->out = dropout_backward of the new dinp.
 inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange db,
                                BufferRange dout, BufferRange inp, BufferRange w, BufferRange stats, uint32_t N,
-                               uint32_t C, bool accumulate, BufferRange scratch = {}, uint32_t splits = 1) {
+                               uint32_t C, bool accumulate, BufferRange scratch = {}, uint32_t splits = 1,
+                               const LayerNormDropout* drop = nullptr) {
     LayerNormBackPush p{N, C, accumulate};
+    bool dropping = drop && drop->prob > 0;
+    if (dropping && (C % 4 != 0 || drop->out.offset % 16 != 0))
+        throw Error("internal error: layernorm_backward's dropout needs C % 4 == 0 and a 16-byte aligned output");
+    if (dropping) p.site = drop->site, p.prob = drop->prob;
     if (C % 4 == 0) {
         if (N < 2) splits = 1;
         if (splits > 1) {
@@ -61,8 +77,11 @@ inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, B
         BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : db;
         // stats and (for +=) dinp's old values read as texels too: on lavapipe, one thread, N 256 C 64 with +=, best
         // of 200: 0.069 -> 0.056 ms (the same bits)
-        pr.dispatch(kc.get("layernorm_backward4", "vvvtsssv", sizeof p, 0, kflag::pick(accumulate, kflag::add)),
-                    {dout, inp, w, stats, dinp, dw_out, db_out, dinp},
+        // with dropout: 8 dispatches fewer a small GPT step (each a pass over the stream's gradient)
+        uint32_t flags = kflag::pick(accumulate, kflag::add) | kflag::pick(dropping, kflag::dropout);
+        pr.dispatch(kc.get("layernorm_backward4", "vvvtsssvss", sizeof p, 0, flags),
+                    {dout, inp, w, stats, dinp, dw_out, db_out, dinp, dropping ? drop->out : dinp,
+                     dropping ? drop->seed : dinp},
                     p, uint64_t(N) + uint64_t(C / 4) * splits);
         if (splits > 1) {
             pr.barrier("add up dw's row ranges");
