@@ -15,7 +15,7 @@ struct AdamWPush {
 };
 static_assert(sizeof(AdamWPush) == 48);
 
-// What the host writes into the hyperparameter buffer before each step (matches adamw.comp: a uniform buffer of two vec4s).
+// What the host writes into the hyperparameter buffer before each step (adamw.comp's uniform block: two vec4s).
 struct AdamWHyper { float lr, beta1, beta2, eps, weight_decay, bc1, bc2, unused = 0; };
 static_assert(sizeof(AdamWHyper) == 32);
 

@@ -55,7 +55,7 @@ inline size_t layernorm_backward_scratch(uint32_t C, uint32_t splits) {
 
 // dinp (N,C) (= or +=), dw (C) =, db (C) = from dout (N,C). splits > 1 (C % 4 == 0 only): the sums over rows
 // behind dw and db are cut into that many row ranges written to `scratch`, then added up by a second pass.
-// drop (C % 4 == 0 only, layernorm_backward_can_dropout): also drop->out = dropout_backward of the new dinp.
+// drop (C % 4 == 0 only, else an error): also drop->out = dropout_backward of the new dinp.
 inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange db,
                                BufferRange dout, BufferRange inp, BufferRange w, BufferRange stats, uint32_t N,
                                uint32_t C, bool accumulate, BufferRange scratch = {}, uint32_t splits = 1,
