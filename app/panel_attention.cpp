@@ -165,11 +165,17 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         n = std::clamp(int(room / min_cell), 1, T);
     }
     int o = std::clamp(st.first, 0, T - n);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImDrawList* panel_dl = ImGui::GetWindowDrawList();
     ImVec2 p0 = ImGui::GetCursorScreenPos();
     float cell = std::max(std::floor(room / n), 2.0f);
     ImVec2 g(p0.x + label_w, p0.y + label_h);
     float side = cell * n;
+    // The map and its labels change every frame, the rest of the panel seldom: a child window of their size has a
+    // draw list of its own, so the renderer's partial redraw (renderer.h) draws only it again (on a CPU driver
+    // drawing is paid per pixel; the whole panel is 2.5x the area).
+    ImGui::BeginChild("##map", ImVec2(label_w + side, label_h + side), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
     ImGui::InvisibleButton("##heatmap", ImVec2(label_w + side, label_h + side));
     bool hovered = ImGui::IsItemHovered();
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
@@ -214,6 +220,8 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         dl->AddText(ImVec2(g.x - ts.x - 6, g.y + k * cell + (cell - ts.y) * 0.5f), col, c.c_str());
         dl->AddText(ImVec2(g.x + k * cell + (cell - ts.x) * 0.5f, p0.y), col, c.c_str());
     }
+    ImGui::EndChild();
+    dl = panel_dl;
 
     // legend: colour bar 0..1 plus the masked swatch
     float lx = g.x + side + 14, bar_h = std::max(side - 40, 40.0f);

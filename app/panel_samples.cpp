@@ -22,18 +22,14 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     ImGui::BeginDisabled(!snap.has_model || snap.fatal);
     if (ImGui::Button("Sample now")) tt.request_sample();
     ImGui::EndDisabled();
-    // one wrapped line under the prompt: it stays readable however narrow the panel
-    char settings[96], refresh[160];
+    // one wrapped line under the prompt: it stays readable however narrow the panel. What changes with every sample
+    // (its cost, how often) is in the current sample's box: this line, drawn in the panel's own draw list, stays the
+    // same, so the renderer's partial redraw (renderer.h) does not draw the whole panel again for each sample.
+    char settings[96];
     std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (set in Controls).", snap.cfg.temperature,
                   snap.cfg.top_k, snap.cfg.sample_chars);
-    if (snap.sample_ms > 0)
-        std::snprintf(refresh, sizeof refresh,
-                      "Auto-refresh every ~%d steps while training: sampling (%.0f ms) takes at most a tenth of the time.",
-                      snap.sample_every_steps, snap.sample_ms);
-    else
-        std::snprintf(refresh, sizeof refresh, "Auto-refresh while training: sampling takes at most a tenth of the time.");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s %s", settings, refresh);
+    ImGui::TextWrapped("%s Auto-refresh while training: sampling takes at most a tenth of the time.", settings);
     ImGui::PopStyleColor();
 
     ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -47,6 +43,11 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     } else {
         const SampleEntry& s = snap.samples.back();
         sample_header(s);
+        if (snap.sample_ms > 0) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+            ImGui::TextWrapped("sampled in %.0f ms, refreshed every ~%d steps", snap.sample_ms, snap.sample_every_steps);
+            ImGui::PopStyleColor();
+        }
         tl = ImGui::GetCursorScreenPos();
         ImGui::TextWrapped("%s", s.text.c_str());
     }

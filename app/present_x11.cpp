@@ -1,6 +1,7 @@
 // X11 shared-memory present (see present_x11.h). Every Xlib call here runs on the UI thread, like GLFW's own.
 #include "present_x11.h"
 
+#include <algorithm>
 #include <cstring>
 
 #define GLFW_INCLUDE_NONE
@@ -131,13 +132,22 @@ bool X11ShmPresenter::resize(int width, int height) {
     return true;
 }
 
-void X11ShmPresenter::present(const uint8_t* bgra, size_t src_pitch) {
+void X11ShmPresenter::present(const uint8_t* bgra, size_t src_pitch, const std::vector<Rect>* rects) {
     if (!m->attached) return;
+    std::vector<Rect> whole{{0, 0, m->w, m->h}};
+    std::vector<Rect> put;  // within the image
+    for (const Rect& r : rects ? *rects : whole) {
+        int x0 = std::max(r.x, 0), y0 = std::max(r.y, 0), x1 = std::min(r.x + r.w, m->w), y1 = std::min(r.y + r.h, m->h);
+        if (x1 > x0 && y1 > y0) put.push_back({x0, y0, x1 - x0, y1 - y0});
+    }
+    if (put.empty()) return;
     if (m->in_flight) XSync(m->dpy, False);  // the previous frame has been copied out of the segment
-    size_t row = size_t(m->w) * 4;
-    for (int y = 0; y < m->h; y++)
-        std::memcpy(m->img->data + size_t(y) * m->img->bytes_per_line, bgra + size_t(y) * src_pitch, row);
-    XShmPutImage(m->dpy, m->win, m->gc, m->img, 0, 0, 0, 0, unsigned(m->w), unsigned(m->h), False);
+    for (const Rect& r : put) {
+        for (int y = r.y; y < r.y + r.h; y++)
+            std::memcpy(m->img->data + size_t(y) * m->img->bytes_per_line + size_t(r.x) * 4,
+                        bgra + size_t(y) * src_pitch + size_t(r.x) * 4, size_t(r.w) * 4);
+        XShmPutImage(m->dpy, m->win, m->gc, m->img, r.x, r.y, r.x, r.y, unsigned(r.w), unsigned(r.h), False);
+    }
     XFlush(m->dpy);
     m->in_flight = true;
 }
@@ -152,7 +162,7 @@ std::unique_ptr<X11ShmPresenter> X11ShmPresenter::create(GLFWwindow*, const char
 X11ShmPresenter::~X11ShmPresenter() = default;
 void X11ShmPresenter::release() {}
 bool X11ShmPresenter::resize(int, int) { return false; }
-void X11ShmPresenter::present(const uint8_t*, size_t) {}
+void X11ShmPresenter::present(const uint8_t*, size_t, const std::vector<Rect>*) {}
 
 #endif
 

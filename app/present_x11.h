@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 struct GLFWwindow;
 
@@ -24,8 +25,11 @@ public:
     // (Re)allocates the shared image for a width x height frame; false if the server refuses it.
     bool resize(int width, int height);
     // Copies a (height, width) BGRA frame with rows of `src_pitch` bytes into the window (nothing after a failed
-    // resize).
-    void present(const uint8_t* bgra, size_t src_pitch);
+    // resize): all of it, or with `rects` only those rectangles (the rest of the window keeps what it shows).
+    struct Rect {
+        int x, y, w, h;
+    };
+    void present(const uint8_t* bgra, size_t src_pitch, const std::vector<Rect>* rects = nullptr);
 
 private:
     X11ShmPresenter() = default;

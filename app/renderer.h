@@ -1,5 +1,6 @@
 // Renderer: the window's swapchain, render pass and Dear ImGui Vulkan backend on the engine's device, plus readback.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -82,6 +83,9 @@ private:
     std::vector<ListKey> m_prev;
     bool m_prev_valid = false;
     bool m_partial_redraw = false;  // ATTN_FULL_REDRAW=1 turns it off
+    // the last time the whole frame went to the X server (partial frames send only what changed)
+    std::chrono::steady_clock::time_point m_full_presented{};
+    static constexpr std::chrono::milliseconds k_full_present{250};
     bool m_check_redraw = false;  // ATTN_CHECK_REDRAW=1: each partial frame compared with a full redraw (tests)
     uint64_t m_partial_frames = 0, m_partial_mismatches = 0;
     double m_cleared_share = 0;  // sum over checked frames of the cleared share of the frame (rectangles may overlap)

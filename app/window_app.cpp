@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 #include <vector>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define GLFW_INCLUDE_VULKAN
@@ -266,8 +267,8 @@ struct NoticeLog {
     }
 };
 
-// The frame loop; returns the exit code.
-int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data, int cpu_threads) {
+// The frame loop; returns the exit code. ctx: the window's device (drawing, the Lab); train_ctx: training's.
+int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow* win, Dataset data, int cpu_threads) {
     ImGuiSession imgui;
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;  // the layout is fixed: nothing to save
@@ -313,7 +314,7 @@ int frame_loop(const RunOptions& o, Context& ctx, GLFWwindow* win, Dataset data,
         std::printf("attnlab: %s\n", resume.set_aside.c_str());
         std::fflush(stdout);
     }
-    TrainingThread tt(ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas);
+    TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas);
     NoticeLog log;
 
     Panels p;
@@ -596,8 +597,30 @@ int run_window(const RunOptions& o) {
         VK_CHECK(glfwCreateWindowSurface(inst, wp, nullptr, &s));
         return s;
     };
-    Context ctx(co);
-    int rc = frame_loop(o, ctx, wp, std::move(data), co.cpu_threads);
+    // Two devices on the same GPU: one draws the window (and runs the Lab's demos), the other trains. On a CPU driver
+    // (lavapipe) each device's work runs on a thread of its own, so a frame being drawn never queues in front of a
+    // training step. That thread is made here, in a thread that first lowers its own priority (nice k_draw_nice, which
+    // the driver's thread inherits; Linux's setpriority with who = 0 applies to the calling thread alone): on a
+    // CPU driver drawing then takes the cores training leaves, instead of slowing one of the training replicas that
+    // the others wait for every step (it still holds 30 fps; bench/window_throughput.sh). On a GPU the drawing
+    // device's CPU threads do little, and the niceness changes nothing.
+    constexpr int k_draw_nice = 5;
+    std::unique_ptr<Context> ctx_ptr;
+    std::exception_ptr failed;
+    std::thread([&] {
+        setpriority(PRIO_PROCESS, 0, k_draw_nice);  // a failure only leaves the priority as it was
+        try {
+            ctx_ptr = std::make_unique<Context>(co);
+        } catch (...) {
+            failed = std::current_exception();
+        }
+    }).join();
+    if (failed) std::rethrow_exception(failed);
+    Context& ctx = *ctx_ptr;
+    ContextOptions train_co = ctx.peer_options();  // quiet (the device line is printed), its validation counted in ctx
+    train_co.cpu_threads = co.cpu_threads;
+    Context train_ctx(train_co);
+    int rc = frame_loop(o, ctx, train_ctx, wp, std::move(data), co.cpu_threads);
     if (ctx.validation_enabled() && ctx.validation_messages() > 0) {
         std::fprintf(stderr, "validation: %llu message(s)\n", (unsigned long long)ctx.validation_messages());
         return rc ? rc : 3;

@@ -6,7 +6,9 @@
 # and blue swapped would not), they follow a resize, and the app quits cleanly with the validation layer silent. An
 # unknown ATTN_PRESENT is refused in one line. In the x11-shm run every partial redraw (only the panels that changed are
 # drawn again) is compared with a full redraw of the same frame (ATTN_CHECK_REDRAW=1), through training, pausing, the
-# pointer's tooltips, the Lab opening and closing, and a resize: not one may differ.
+# pointer's tooltips, the Lab opening and closing, and a resize: not one may differ; and only the rectangles drawn
+# again go to the X server (ATTN_CHECK_REDRAW also stops the whole-frame present every 250 ms), so the server's picture
+# matching the screenshot checks those partial presents too.
 # Usage: app_present_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
