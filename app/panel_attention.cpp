@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "panels.h"
+#include "renderer.h"
 
 namespace attn {
 
@@ -196,7 +197,10 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
             bool masked = snap.cfg.causal && kj > qi;
             float w = snap.attention[size_t(qi) * T + kj];
             ImVec2 a(g.x + j * cell, g.y + i * cell), b(a.x + cell - gap, a.y + cell - gap);
-            dl->AddRectFilled(a, b, masked ? k_masked_colour : colormap(w));
+            // big cells: clears (add_opaque_fill), cheaper per pixel on a CPU driver; small ones, when there may be
+            // thousands: triangles, one draw for all
+            if (cell >= 16) add_opaque_fill(dl, a, b, masked ? k_masked_colour : colormap(w));
+            else dl->AddRectFilled(a, b, masked ? k_masked_colour : colormap(w));
             if (!masked && st.show_values && cell >= 30) {
                 char buf[16];
                 std::snprintf(buf, sizeof buf, "%.2f", w);

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "panels.h"
+#include "renderer.h"
 
 namespace attn {
 
@@ -153,7 +154,7 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     }
     ImGui::InvisibleButton("##lossplot", avail);
     bool hovered = ImGui::IsItemHovered();
-    dl->AddRectFilled(a, b, k_bg_colour);
+    add_opaque_fill(dl, a, b, k_bg_colour);  // a clear, not triangles: this panel is drawn again every step
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
     layout.loss_plot = ImVec4(a.x * fb.x, a.y * fb.y, (b.x - a.x) * fb.x, (b.y - a.y) * fb.y);
     layout.train_colour = k_train_colour;

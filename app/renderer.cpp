@@ -345,6 +345,43 @@ void Renderer::create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& 
 }
 
 // FNV-1a over a list's vertices, indices and commands: equal hashes, the same pixels drawn
+// Where add_opaque_fill's callbacks clear: set by record_frame around each ImGui_ImplVulkan_RenderDrawData (the UI
+// thread's, which alone draws).
+static struct {
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    ImVec2 off{0, 0}, scale{1, 1};
+    VkExtent2D extent{};
+} g_fill;
+
+static void opaque_fill(const ImDrawList*, const ImDrawCmd* c) {
+    if (!g_fill.cb) return;
+    // the pixels whose centres lie in the clip rectangle (the fill's rectangle cut by the list's clipping), the
+    // left and top edges included, as for triangles
+    auto px = [](float v, float off, float scale, uint32_t n) {
+        return std::clamp(int32_t(std::ceil((v - off) * scale - 0.5f)), 0, int32_t(n));
+    };
+    int32_t x0 = px(c->ClipRect.x, g_fill.off.x, g_fill.scale.x, g_fill.extent.width);
+    int32_t y0 = px(c->ClipRect.y, g_fill.off.y, g_fill.scale.y, g_fill.extent.height);
+    int32_t x1 = px(c->ClipRect.z, g_fill.off.x, g_fill.scale.x, g_fill.extent.width);
+    int32_t y1 = px(c->ClipRect.w, g_fill.off.y, g_fill.scale.y, g_fill.extent.height);
+    if (x1 <= x0 || y1 <= y0) return;
+    ImVec4 col = ImGui::ColorConvertU32ToFloat4(ImU32(reinterpret_cast<uintptr_t>(c->UserCallbackData)));
+    VkClearAttachment ca{VK_IMAGE_ASPECT_COLOR_BIT, 0, {}};
+    ca.clearValue.color = {{col.x, col.y, col.z, col.w}};  // as the frame's own clear (record_frame)
+    VkClearRect r{{{x0, y0}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}}, 0, 1};
+    vkCmdClearAttachments(g_fill.cb, 1, &ca, 1, &r);
+}
+
+void add_opaque_fill(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour) {
+    if (((colour >> IM_COL32_A_SHIFT) & 0xFF) != 0xFF) {
+        dl->AddRectFilled(a, b, colour);
+        return;
+    }
+    dl->PushClipRect(a, b, true);  // cut by the clipping in force
+    dl->AddCallback(opaque_fill, reinterpret_cast<void*>(uintptr_t(colour)));
+    dl->PopClipRect();
+}
+
 static uint64_t hash_list(const ImDrawList* l) {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&h](const void* p, size_t n) {
@@ -360,6 +397,7 @@ static uint64_t hash_list(const ImDrawList* l) {
         mix(&c.IdxOffset, sizeof c.IdxOffset);
         mix(&c.ElemCount, sizeof c.ElemCount);
         mix(&c.UserCallback, sizeof c.UserCallback);
+        mix(&c.UserCallbackData, sizeof c.UserCallbackData);  // add_opaque_fill's colour
     }
     return h;
 }
@@ -419,6 +457,11 @@ bool Renderer::plan_redraw(const ImDrawData* dd, std::vector<DrawItem>& draw, st
             vx0 = std::min(vx0, v.pos.x), vy0 = std::min(vy0, v.pos.y);
             vx1 = std::max(vx1, v.pos.x), vy1 = std::max(vy1, v.pos.y);
         }
+        for (const ImDrawCmd& c : l->CmdBuffer)  // add_opaque_fill's rectangles have no vertices
+            if (c.UserCallback == opaque_fill) {
+                vx0 = std::min(vx0, c.ClipRect.x), vy0 = std::min(vy0, c.ClipRect.y);
+                vx1 = std::max(vx1, c.ClipRect.z), vy1 = std::max(vy1, c.ClipRect.w);
+            }
         int32_t bx0 = int32_t(std::max(std::floor((vx0 - off.x) * scale.x), float(r.offset.x)));
         int32_t by0 = int32_t(std::max(std::floor((vy0 - off.y) * scale.y), float(r.offset.y)));
         int32_t bx1 = int32_t(std::min(std::ceil((vx1 - off.x) * scale.x), float(r.offset.x + int32_t(r.extent.width))));
@@ -476,6 +519,7 @@ void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vecto
     rbi.clearValueCount = 1;
     rbi.pClearValues = &bg_clear;
     vkCmdBeginRenderPass(cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+    g_fill = {cb, dd->DisplayPos, dd->FramebufferScale, m_extent};
     if (!draw) {
         ImGui_ImplVulkan_RenderDrawData(dd, cb);
     } else if (!draw->empty()) {
@@ -508,6 +552,7 @@ void Renderer::record_frame(VkCommandBuffer cb, ImDrawData* dd, const std::vecto
         part.CmdListsCount = int(lists.size());
         ImGui_ImplVulkan_RenderDrawData(&part, cb);
     }
+    g_fill.cb = VK_NULL_HANDLE;
     vkCmdEndRenderPass(cb);
     if (copy_out) {  // the rendered image into m_readback
         VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};

@@ -13,7 +13,6 @@
 #include "present_x11.h"
 
 struct GLFWwindow;
-struct ImDrawData;
 
 namespace attn {
 
@@ -26,6 +25,12 @@ struct Image {
 // The X11 shared-memory presenter when frames should take that path (a CPU Vulkan driver on X11, or
 // ATTN_PRESENT=x11-shm), else nullptr (the swapchain; ATTN_PRESENT=swapchain forces it). Throws on a bad ATTN_PRESENT.
 std::unique_ptr<X11ShmPresenter> choose_x11_shm(const Context& ctx, GLFWwindow* window);
+
+// An opaque, axis-aligned rectangle that the renderer fills with a clear (vkCmdClearAttachments) where ImGui would
+// draw two textured, blended triangles: on a CPU driver that costs a fraction as much per pixel, which counts for
+// large areas redrawn every frame (the loss plot's background). Pixels whose centres lie in [a, b), as AddRectFilled;
+// a colour that is not opaque falls back to AddRectFilled.
+void add_opaque_fill(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour);
 
 class Renderer {
 public:
