@@ -29,7 +29,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (set in Controls).", snap.cfg.temperature,
                   snap.cfg.top_k, snap.cfg.sample_chars);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s Auto-refresh while training: sampling takes at most a tenth of the time.", settings);
+    ImGui::TextWrapped("%s Auto-refresh while training: sampling takes at most a twentieth of the time.", settings);
     ImGui::PopStyleColor();
 
     ImVec2 avail = ImGui::GetContentRegionAvail();

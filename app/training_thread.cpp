@@ -14,8 +14,8 @@
 namespace attn {
 
 using Clock = std::chrono::steady_clock;
-// Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/10 of the time).
-static constexpr double k_sample_ratio = 9.0;
+// Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/20 of the time).
+static constexpr double k_sample_ratio = 19.0;
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
                                int exit_after_steps, const FaultInjection& fault, int replicas)
@@ -762,7 +762,9 @@ void TrainingThread::run() {
                 window_start = Clock::now();
                 publish();
             }
-            // Sampling costs at most a tenth of the time: sample again once training took 9x the last sample.
+            // Sampling costs at most a twentieth of the time: sample again once training took 19x the last sample (a
+            // lecture model's samples refresh about twice a second; sampling runs on one device, the other replicas
+            // idle meanwhile: a tenth cost the window 7-10% of its training throughput, bench/RESULTS.md).
             bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= k_sample_ratio * m_snap.sample_ms;
             if (m_trainer && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
         } catch (const DeviceError& e) {

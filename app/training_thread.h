@@ -61,7 +61,7 @@ struct Snapshot {
     int att_T = 0, att_element = 0, att_layer = 0, att_head = 0;
     double ms_per_step = 0, gpu_ms = 0, tokens_per_s = 0, it_per_s = 0;
     double sample_ms = 0;           // cost of the last sample
-    int sample_every_steps = 0;     // auto-sample cadence that keeps sampling <= 25% of training time
+    int sample_every_steps = 0;     // auto-sample cadence that keeps sampling <= 1/20 of the time (k_sample_ratio)
     Config cfg;                     // the running config
     std::string corpus_name, corpus_path;
     size_t corpus_bytes = 0;
