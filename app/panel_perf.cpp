@@ -83,7 +83,8 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
                           "(recording, submission, waiting, reading the loss)");
     ImGui::Text("UI frame: panels %.2f ms | draw + present %.2f ms", s.build_ms, s.render_ms);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The window's own cost per frame; drawing shares the one queue (and the CPU) with training");
+        ImGui::SetTooltip("The window's own cost per frame; drawing runs on a device of its own, but on a CPU "
+                          "driver it shares the CPU with training");
     double wall = s.wall_s > 0 ? s.wall_s : 1;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float w = ImGui::GetContentRegionAvail().x;

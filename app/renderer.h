@@ -72,7 +72,8 @@ private:
     VkExtent2D m_extent{};
     VkPresentModeKHR m_present_mode = VK_PRESENT_MODE_FIFO_KHR;
     // With a CPU driver on X11: frames are rendered into m_offscreen, copied to m_readback and put into the window
-    // by m_shm, so the queue that training shares is held only to submit (see present_x11.h).
+    // by m_shm, so the queue (the window's device, which the Lab's demos share) is held only to submit (see
+    // present_x11.h).
     std::unique_ptr<X11ShmPresenter> m_shm;
     VkImageLayout m_final_layout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
     Handle<VkDeviceMemory> m_offscreen_memory;
