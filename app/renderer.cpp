@@ -344,7 +344,6 @@ void Renderer::create_swapchain(VkExtent2D ext, const VkSurfaceCapabilitiesKHR& 
     VK_CHECK(vkGetSwapchainImagesKHR(dev, sc, &n, m_images.data()));
 }
 
-// FNV-1a over a list's vertices, indices and commands: equal hashes, the same pixels drawn
 // Where add_opaque_fill's callbacks clear: set by record_frame around each ImGui_ImplVulkan_RenderDrawData (the UI
 // thread's, which alone draws).
 static struct {
@@ -382,6 +381,7 @@ void add_opaque_fill(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour) {
     dl->PopClipRect();
 }
 
+// FNV-1a over a list's vertices, indices and commands: equal hashes, the same pixels drawn
 static uint64_t hash_list(const ImDrawList* l) {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&h](const void* p, size_t n) {

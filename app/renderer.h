@@ -1,4 +1,5 @@
-// Renderer: the window's swapchain, render pass and Dear ImGui Vulkan backend on the engine's device, plus readback.
+// Renderer: the window's swapchain, render pass and Dear ImGui Vulkan backend on the window's device (training has
+// another, window_app.cpp), plus readback.
 #pragma once
 #include <chrono>
 #include <cstdint>
