@@ -159,6 +159,7 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     layout.loss_plot = ImVec4(a.x * fb.x, a.y * fb.y, (b.x - a.x) * fb.x, (b.y - a.y) * fb.y);
     layout.train_colour = k_train_colour;
     layout.val_colour = k_val_colour;
+    layout.plot_bg_colour = k_bg_colour;
 
     const auto& raw = snap.step_losses;
     const double ref_bigram = 2.5, ref_head = 2.4;

@@ -97,6 +97,7 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     f << '\n';
     rgb("train", l.train_colour);
     rgb("val", l.val_colour);
+    rgb("plot_bg", l.plot_bg_colour);
     rect("samples", l.samples_text);
     f << '\n';
     rect("status", l.status_bar);

@@ -64,6 +64,11 @@ ntrain=$(pixels "$LX" "$LY" "$LW" "$LH" | near "$(field train 1) $(field train 2
 nval=$(pixels "$LX" "$LY" "$LW" "$LH" | near "$(field val 1) $(field val 2) $(field val 3)")
 echo "loss plot: $ntrain train-curve pixels, $nval val-curve pixels"
 [ "$ntrain" -ge 30 ] && [ "$nval" -ge 30 ] || fail "loss curves missing from the plot"
+# its background, a clear rather than triangles (add_opaque_fill): most of the plot's pixels, exactly that colour
+nbg=$(pixels "$LX" "$LY" "$LW" "$LH" | awk -v c="$(field plot_bg 1) $(field plot_bg 2) $(field plot_bg 3)" '
+    BEGIN { split(c, w, " ") } $3 == w[1] && $4 == w[2] && $5 == w[3] { n++ } END { print n + 0 }')
+echo "loss plot: $nbg of $((LW * LH)) pixels have the background colour"
+[ "$nbg" -ge $((LW * LH / 2)) ] || fail "the loss plot's background is missing"
 
 # Samples: light text pixels on the dark panel.
 read -r SX SY SW SH <<<"$(field samples 1) $(field samples 2) $(field samples 3) $(field samples 4)"
