@@ -61,6 +61,56 @@ PY=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# ---- OpenBLAS's kernels ----------------------------------------------------------------------------------------
+# OpenBLAS picks its kernels from the CPU model it recognises; Debian bookworm's 0.3.21 does not know some newer
+# CPUs (an Intel Xeon with AVX-512 and AMX here) and falls back to "Prescott", its SSE3 kernels: 4-6x slower
+# matmuls (1 thread: 31 against 141-189 GFLOP/s at 2048x384x1536). A fair comparison gives PyTorch its best:
+# when OPENBLAS_CORETYPE is unset, time a few of the presets' matmul shapes with the detected kernels and with
+# the ones the CPU's flags allow (SkylakeX: AVX-512, Haswell: AVX2), and keep the fastest.
+openblas_note=""
+openblas_choose() {
+    [ "$torch_device" = cpu ] || return 0
+    local detected
+    detected=$(OPENBLAS_VERBOSE=2 "$PY" -c 'import torch' 2>&1 | sed -n 's/^Core: *//p' | head -n 1)
+    if [ -z "$detected" ]; then openblas_note="PyTorch's BLAS printed no OpenBLAS core (not OpenBLAS?)"; return 0; fi
+    if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note="OpenBLAS kernels $detected (OPENBLAS_CORETYPE set by the caller)"; return 0; fi
+    local cands=(default) flags best=default best_s="" c s default_s=""
+    flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+    grep -qw avx512f <<<"$flags" && [ "$detected" != SkylakeX ] && cands+=(SkylakeX)
+    grep -qw avx2 <<<"$flags" && [ "$detected" != Haswell ] && cands+=(Haswell)
+    [ ${#cands[@]} -gt 1 ] || { openblas_note="OpenBLAS kernels $detected (as detected)"; return 0; }
+    for c in "${cands[@]}"; do
+        s=$( ( [ "$c" = default ] || export OPENBLAS_CORETYPE=$c; "$PY" - <<'PY' ) 2>/dev/null || echo ""
+import time, torch
+torch.set_num_threads(1)
+# (M, K, N) of the presets' linear layers: single-head/layernorm (B32 T8 C32), small GPT (B16 T32 C64), gpt's
+shapes = [(256, 32, 96), (256, 32, 65), (512, 64, 256), (512, 256, 64), (512, 64, 192), (2048, 384, 1536)]
+mats = [(torch.randn(m, k), torch.randn(k, n)) for m, k, n in shapes]
+best = float("inf")
+for _ in range(3):
+    t = time.perf_counter()
+    for a, b in mats:
+        for _ in range(max(1, int(5e7 // (2 * a.shape[0] * a.shape[1] * b.shape[1])))):
+            a @ b
+    best = min(best, time.perf_counter() - t)
+print(f"{best:.4f}")
+PY
+        )
+        [ -n "$s" ] || continue
+        echo "   OpenBLAS kernels $([ "$c" = default ] && echo "$detected (detected)" || echo "$c"): ${s} s for the probe's matmuls"
+        [ "$c" = default ] && default_s=$s
+        if [ -z "$best_s" ] || awk -v a="$s" -v b="$best_s" 'BEGIN{exit !(a < 0.9 * b)}'; then best=$c best_s=$s; fi
+    done
+    if [ "$best" = default ]; then
+        openblas_note="OpenBLAS kernels $detected (as detected; faster than ${cands[*]:1} here)"
+    else
+        export OPENBLAS_CORETYPE=$best
+        openblas_note="OpenBLAS kernels $best (OPENBLAS_CORETYPE=$best: it detected $detected, whose kernels took ${default_s:-?} s against $best_s s for the probe's matmuls)"
+    fi
+}
+openblas_choose
+[ -z "$openblas_note" ] || echo "PyTorch: $openblas_note"
+
 # ---- per preset: model flags (the same for both programs) and the iteration schedule -------------------------
 model_args() {
     case "$1" in
@@ -126,7 +176,7 @@ echo "command: $CMD"
     echo "- load average at start: $load"
     echo "- Vulkan device (attnlab): $device${LP_NUM_THREADS:+ (LP_NUM_THREADS=$LP_NUM_THREADS)}"
     echo "- replicas (attnlab, --replicas auto): each step of single-head, layernorm and small-gpt on ${replicas:-1} device(s)"
-    echo "- PyTorch: $torch_ver, reference: bench/reference.py"
+    echo "- PyTorch: $torch_ver, reference: bench/reference.py${openblas_note:+; $openblas_note}"
     echo "- command: \`$CMD\`"
     echo
 } >"$tmp/results.md"
