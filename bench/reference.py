@@ -15,6 +15,7 @@ Subcommands
 Needs python3, torch and numpy only (bench/setup_pytorch.sh installs Debian's python3-torch).
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -373,6 +374,11 @@ def cmd_train(args):
         torch.set_num_interop_threads(1)
     except RuntimeError:
         pass
+    blas = openblas_core()
+    if blas == "Prescott" and not os.environ.get("OPENBLAS_CORETYPE") and cpu_has("avx2"):
+        print("warning: OpenBLAS runs its fallback SSE3 kernels (Prescott) on this CPU, which it does not recognise; "
+              "its matmuls are several times faster with OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2) "
+              "set before starting (bench/compare_pytorch.sh chooses it)", file=sys.stderr, flush=True)
     torch.manual_seed(c["seed"])
     dev = torch.device(args.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -463,8 +469,33 @@ def cmd_train(args):
     tps = total_tokens / total_s if total_s > 0 else 0.0
     print(f"RESULT preset={c['preset']} steps={c['max_iters']} threads={torch.get_num_threads()} "
           f"tokens_per_s={tps:.1f} ms_per_step={1e3 * total_s / max(1, c['max_iters']):.3f} "
-          f"train_loss={losses['train']:.4f} val_loss={losses['val']:.4f} train_seconds={total_s:.2f}", flush=True)
+          f"train_loss={losses['train']:.4f} val_loss={losses['val']:.4f} train_seconds={total_s:.2f} "
+          f"blas={blas or 'unknown'}", flush=True)
     return 0
+
+
+def openblas_core():
+    """The kernel set OpenBLAS chose (its openblas_get_corename), or None when PyTorch's BLAS is not OpenBLAS.
+    "Prescott" is its SSE3 fallback for CPUs it does not recognise (Debian bookworm's 0.3.21 on newer Xeons)."""
+    try:
+        with open("/proc/self/maps") as f:
+            libs = sorted({line.split()[-1] for line in f if "openblas" in line and line.split()[-1].startswith("/")})
+        for path in libs:
+            fn = getattr(ctypes.CDLL(path), "openblas_get_corename", None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_has(flag):
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and flag in line.split() for line in f)
+    except OSError:
+        return False
 
 
 def main():
