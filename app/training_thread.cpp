@@ -249,6 +249,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         s.kernel_times.clear();
         s.kernel_steps = 0;
         s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
+        s.ms_per_step = s.gpu_ms = s.tokens_per_s = 0;  // smoothed over steps: the new model's own from its first
         s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
                       m_trainer->replica_bytes();
         s.replicas = m_trainer->replicas();
@@ -492,7 +493,9 @@ void TrainingThread::do_step(bool force_attention) {
         s.step_losses.push_back(r.loss);
         double ms = s_step * 1e3;
         s.ms_per_step = s.ms_per_step > 0 ? 0.9 * s.ms_per_step + 0.1 * ms : ms;
-        s.gpu_ms = r.gpu_ms;
+        // smoothed like the wall time, from fresh readings only (others repeat an earlier step's): the latest
+        // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
+        if (r.gpu_timed) s.gpu_ms = s.gpu_ms > 0 ? 0.9 * s.gpu_ms + 0.1 * r.gpu_ms : r.gpu_ms;
         s.train_s += s_step;
         s.wall_s = std::chrono::duration<double>(t1 - m_built_at).count();
         s.device_bytes = m_ctx.allocated_bytes();
