@@ -63,7 +63,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # ---- OpenBLAS's kernels ----------------------------------------------------------------------------------------
 # OpenBLAS picks its kernels from the CPU model it recognises; Debian bookworm's 0.3.21 does not know some newer
-# CPUs (an Intel Xeon with AVX-512 and AMX here) and falls back to "Prescott", its SSE3 kernels: 4-6x slower
+# CPUs (an Intel Xeon with AVX-512 FP16 here) and falls back to "Prescott", its SSE3 kernels: 4-6x slower
 # matmuls (1 thread: 31 against 141-189 GFLOP/s at 2048x384x1536). A fair comparison gives PyTorch its best:
 # when OPENBLAS_CORETYPE is unset, time a few of the presets' matmul shapes with the detected kernels and with
 # the ones the CPU's flags allow (SkylakeX: AVX-512, Haswell: AVX2), and keep the fastest.
