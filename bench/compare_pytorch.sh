@@ -71,8 +71,8 @@ openblas_note=""
 openblas_choose() {
     [ "$torch_device" = cpu ] || return 0
     local detected
-    detected=$(OPENBLAS_VERBOSE=2 "$PY" -c 'import torch' 2>&1 | sed -n 's/^Core: *//p' | head -n 1)
-    if [ -z "$detected" ]; then openblas_note="PyTorch's BLAS printed no OpenBLAS core (not OpenBLAS?)"; return 0; fi
+    detected=$("$PY" -c 'import sys; sys.path.insert(0, "bench"); from reference import openblas_core; print(openblas_core() or "")' 2>/dev/null || true)
+    if [ -z "$detected" ]; then openblas_note="PyTorch's BLAS is not OpenBLAS (or says no kernel set)"; return 0; fi
     if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note="OpenBLAS kernels $detected (OPENBLAS_CORETYPE set by the caller)"; return 0; fi
     local cands=(default) flags best=default best_s="" c s default_s=""
     flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
