@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "gpu.h"
+#include "train/trainer.h"
 
 #ifdef ATTN_SANITIZE
 // LeakSanitizer checks at exit, after the Vulkan loader has unloaded the driver: what a driver still holds in its
@@ -37,6 +38,9 @@ attn::KernelCache& kernels() {
 }  // namespace test
 
 int main(int argc, char** argv) {
+    // no trainer re-records its step because the host was slow for two steps (under the sanitizers, on a busy
+    // 2-core host, it happened): the tests of that set their own limits
+    attn::Trainer::set_default_submit_limits(1e9, 1e9);
     int rc = Catch::Session().run(argc, argv);
     uint64_t messages = g_ctx ? g_ctx->validation_messages() : 0;
     g_kernels.reset();

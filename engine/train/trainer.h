@@ -132,6 +132,13 @@ public:
         m_long_step_s = long_step_s;
         m_submit_s = submit_s;
     }
+    // The limits each new Trainer starts with (0.25 s and 0.05 s). The test suites start every trainer with limits
+    // that never cut, so that a slow minute of a busy host cannot change what a test checks; the tests of cutting
+    // set their own.
+    static void set_default_submit_limits(double long_step_s, double submit_s) {
+        s_default_long_step_s = long_step_s;
+        s_default_submit_s = submit_s;
+    }
 
     // The kernel times of the last profiled step (empty before one).
     // With replicas, those of the first replica's slice of the batch (the others run the same kernels at once).
@@ -183,7 +190,8 @@ private:
     double m_budget = 0;                   // submit budget of the step programs (see build_programs)
     double m_step_macs = 0;                // multiply-adds of a training step (about)
     double m_measured_budget = 0;          // the budget chosen after steps measured too long (0: none)
-    double m_long_step_s = 0.25, m_submit_s = 0.05;
+    static inline double s_default_long_step_s = 0.25, s_default_submit_s = 0.05;
+    double m_long_step_s = s_default_long_step_s, m_submit_s = s_default_submit_s;
     int m_long_steps = 0;                  // consecutive steps longer than m_long_step_s
     bool m_rerecord = false;               // re-record with m_measured_budget before the next step
     std::vector<uint32_t> m_last_offsets;
