@@ -14,7 +14,7 @@ window_session 300 "" '
     # --- first run: no autosave yet, so no prompt ---
     start one.out --eval-interval 100 --autosave 0.05 --checkpoint "$work/manual.safetensors"
     wait_steps 200 || fail "the window did not train 200 steps within 60 s"
-    key space   # pause
+    pause
     key ctrl+s
     wait_for one.out "^attnlab: saved step [0-9]+ to $work/manual.safetensors$" 60 || fail "Ctrl+S: no saved line"
     saved=$(grep -oE "^attnlab: saved step [0-9]+" one.out | grep -oE "[0-9]+$")
@@ -23,9 +23,9 @@ window_session 300 "" '
     [ "$r" = "$saved" ] || fail "the Ctrl+S checkpoint resumed at step $r, saved at step $saved"
     echo "Ctrl+S: saved step $saved, --headless --resume continues at step $r"
 
-    key space   # train on, then pause
+    resume   # train on, then pause
     wait_steps $((saved + 50)) || fail "training did not go on after the save"
-    key space
+    pause
     before=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$before" -gt "$saved" ] || fail "training did not go on after the save (step $before)"
     # the synthetic Ctrl+O (xdotool) was seen to go missing once on a loaded CI machine: press it again if no answer
@@ -40,7 +40,7 @@ window_session 300 "" '
     [ "$after" = "$saved" ] || fail "after Ctrl+O the window shows step $after, the checkpoint holds $saved"
     echo "Ctrl+O: from step $before back to step $after"
 
-    key space   # train on: an autosave of a later step comes within 3 s
+    resume   # train on: an autosave of a later step comes within 3 s
     autosaved() {  # the step of the latest autosave since the load
         sed -n "/^attnlab: loaded /,\$p" one.out | grep -E "^attnlab: autosaved step [0-9]+ to attnlab_autosave.safetensors$" |
             tail -1 | cut -d" " -f4
@@ -65,15 +65,15 @@ window_session 300 "" '
     grep "^attnlab: " two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
         fail "the second start should offer the autosave of step $quit first"
     wait_steps 1 || fail "the second window did not train within 60 s"
-    key space   # pause what started underneath
+    pause   # what started underneath
     key Return
     wait_for two.out "^attnlab: loaded attnlab_autosave.safetensors at step $quit$" 60 || fail "Enter did not resume"
     sleep 0.5
     resumed=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$resumed" = "$quit" ] || fail "after resuming the window shows step $resumed, the autosave holds $quit"
-    key space
+    resume
     wait_steps $((quit + 50)) || fail "the resumed run did not train on"
-    key space
+    pause
     later=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$later" -gt "$quit" ] || fail "the resumed run did not train on (step $later)"
     close_window

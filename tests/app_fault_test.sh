@@ -24,7 +24,7 @@ window_session 300 "" '
     wait_for nan.out "^attnlab: reverted to step 100: paused; lower the learning rate, then Start$" 60 || fail "Ctrl+Z did not revert"
     s3=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$s3" = 100 ] || fail "after Revert the window shows step $s3, not 100"
-    key space
+    resume
     wait_steps 201 || fail "training did not go on past step 200 after Revert"
     s4=$(shot_step) || fail "F12 wrote no screenshot"
     close_window

@@ -58,8 +58,7 @@ window_session 400 "import compare convert" '
             key l; sleep 1.5; key l; sleep 0.5
             xdotool mousemove --window "$wid" 5 5; sleep 1.6   # nothing hovered, tooltips closed
         fi
-        key space   # pause: a still picture
-        sleep 1
+        pause   # a still picture
         read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
         server_matches_app "$W" "$H" "$mode"
         xdotool windowsize --sync "$wid" 900 600 || fail "$mode: xdotool could not resize the window"

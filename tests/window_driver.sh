@@ -53,6 +53,27 @@ shot_step() {
     return 1
 }
 
+# pause / resume: Space, checked by F12 screenshots (shot_step): the first comes back once the Space before it is
+# taken in (keys are handled in order), so a step still under way has 0.3 s to end; then two more 0.5 s apart show the
+# same step (paused) or a later one (training). Space again if the state did not change: a synthetic key press was
+# seen to go missing on a loaded CI machine. Training must advance a step in 0.5 s (the tests' bigram models do).
+pause() { space_until paused; }
+resume() { space_until training; }
+space_until() {
+    local try a b
+    for try in 1 2 3; do
+        key space
+        shot_step >/dev/null || fail "F12 wrote no screenshot"
+        sleep 0.3
+        a=$(shot_step) || fail "F12 wrote no screenshot"
+        sleep 0.5
+        b=$(shot_step) || fail "F12 wrote no screenshot"
+        if [ "$1" = paused ]; then [ "$a" = "$b" ] && return 0; else [ "$b" -gt "$a" ] && return 0; fi
+        echo "note: the window is not $1 after Space (steps $a, $b): pressing it again"
+    done
+    fail "the window is not $1 after three presses of Space"
+}
+
 # wait_steps N: until the window has trained N steps (F12 every half second), for at most 60 s; false after that
 wait_steps() {
     local i s
