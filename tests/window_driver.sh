@@ -85,11 +85,17 @@ wait_steps() {
 }
 
 # close_window: the window manager's close (Alt+F4 in openbox, as a user would), then the exit code must be 0
+# (Alt+F4 again every 10 s while it runs: a synthetic key press can go missing on a loaded machine)
 close_window() {
-    xdotool windowactivate --sync "$wid" 2>/dev/null
-    xdotool key alt+F4
     local i
-    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for ((i = 0; i < 300; i++)); do
+        if ((i % 100 == 0)); then
+            timeout 5 xdotool windowactivate --sync "$wid" 2>/dev/null
+            timeout 5 xdotool key alt+F4
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
     kill -0 "$pid" 2>/dev/null && fail "attnlab did not quit within 30 s of Alt+F4"
     wait "$pid"
     local rc=$?
