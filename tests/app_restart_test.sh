@@ -32,12 +32,16 @@ window_session 300 "" '
     wait_for_shot || fail "F12 wrote no screenshot"
     sleep 0.3
     cp attnlab_step*.png.layout layout
+    # frame_seen: F12 and its screenshot back: a frame has started since every key sent before it (they are taken
+    # in order), however slow the frames of a loaded host
+    frame_seen() { rm -f attnlab_step*; key F12; wait_for_shot || fail "F12 wrote no screenshot"; rm -f attnlab_step*; }
     click_on corpus_field
-    # Ctrl+A held over a few frames (Dear ImGui 1.86 sees only keys held at a frame start), then the path typed
-    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a; sleep 0.3
+    # Ctrl+A held over a frame start (Dear ImGui 1.86 sees only keys held at a frame start), then the path typed
+    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
+    frame_seen
     xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
     xdotool type --window "$wid" --delay 20 "$PWD/uni.txt"
-    sleep 0.3
+    frame_seen
     click_on restart_button
     wait_for app.out "^attnlab: restarted: bigram on .*/uni.txt$" 60 || fail "Apply & restart on uni.txt was not done"
     wait_for app.out "draw as" 30 || fail "no word on the new corpus glyphs"
