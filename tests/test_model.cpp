@@ -146,7 +146,12 @@ TEST_CASE("same seed, same device: bit-identical loss sequences", "[model]") {
 TEST_CASE("steps measured too long are re-recorded as several submits with the same bits", "[model]") {
     const Dataset& data = test::shakespeare();
     Config c;
-    c.apply_preset("layernorm");
+    c.apply_preset("layernorm");  // T 8: the block attention kernels
+    SECTION("layernorm") {}
+    SECTION("a small GPT of block 32") {  // the row attention kernels of the longer blocks, as the small GPT's
+        c.apply_preset("gpt");
+        c.n_embd = 32, c.n_head = 4, c.n_layer = 2, c.block_size = 32, c.batch_size = 4;
+    }
     c.dropout = 0.2f;  // the dropout masks too
     Trainer whole(test::ctx(), data, c), cut(test::ctx(), data, c);
     // whole is never cut, however slow the host (under the sanitizers two steps of 0.25 s in a row cut it)
