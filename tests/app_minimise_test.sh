@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A minimised window neither crashes nor spins a core: under Xvfb with a window manager (openbox), training is
 # paused (Space) so only the UI costs CPU; iconified, the whole process must then stay nearly idle, and after
-# it is restored the app must be alive and drawing again (an F12 screenshot comes back). Usage: app_minimise_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
+# it is restored the app must be alive and drawing again (an F12 screenshot comes back).
+# Usage: app_minimise_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
