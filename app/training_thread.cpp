@@ -129,7 +129,22 @@ bool TrainingThread::poll(Snapshot& out) {
     return true;
 }
 
-void TrainingThread::publish() { m_snap.version++; }
+void TrainingThread::publish() {
+    auto log = [&](std::string line) {
+        if (m_snap.log.size() == Snapshot::k_log_kept) m_snap.log.erase(m_snap.log.begin());
+        m_snap.log.push_back(std::move(line));
+        m_snap.log_count++;
+    };
+    if (m_snap.message != m_logged_message) {
+        m_logged_message = m_snap.message;
+        if (!m_snap.message.empty()) log(m_snap.message);
+    }
+    if (m_snap.ckpt_message != m_logged_ckpt) {
+        m_logged_ckpt = m_snap.ckpt_message;
+        if (!m_snap.ckpt_message.empty()) log((m_snap.ckpt_error ? "error: " : "") + m_snap.ckpt_message);
+    }
+    m_snap.version++;
+}
 
 // e.g. "multi-head L1 H4x8 C32 T8 ffn: val 2.281"
 static std::string run_name(const Config& c, double val) {

@@ -85,6 +85,11 @@ struct Snapshot {
     // checkpoints
     std::string ckpt_message;       // the last save/load/autosave outcome
     bool ckpt_error = false;        // ckpt_message is an error
+    // The terminal's log: each new message and checkpoint outcome as a line, in order, so that two coming between
+    // two polls (a Ctrl+S save, then an autosave) are both printed. The last k_log_kept lines of log_count so far.
+    static constexpr size_t k_log_kept = 32;
+    std::vector<std::string> log;
+    uint64_t log_count = 0;
     // divergence: the loss became NaN/Inf; training paused
     bool diverged = false;
     int diverged_step = 0;
@@ -175,7 +180,8 @@ private:
     void do_eval();
     void do_sample();
     void slice_attention();
-    void publish();  // bumps the version; call with m_mutex held
+    void publish();  // bumps the version and logs a new message or checkpoint outcome; call with m_mutex held
+    std::string m_logged_message, m_logged_ckpt;  // the last ones publish logged
     void no_checkpoint_path(const char* what);
     void keep_finished_run();  // the current run's curves as a FinishedRun, before a rebuild; call with m_mutex held
     void update_profile();     // folds the last step's kernel times into the running means
