@@ -251,14 +251,15 @@ void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
 }
 
 // What the window says also goes to stdout, one line each, so a terminal (or a script) sees it too: checkpoint
-// outcomes, divergence and Revert, device failures.
-// Every line of the training thread's log (Snapshot::log) once, in order: a Ctrl+S save followed by an autosave
-// before the next frame shows only the autosave on the checkpoint line, but both are said here.
+// outcomes, divergence and Revert, device failures. Every line of the training thread's log (Snapshot::log) once, in
+// order: a Ctrl+S save followed by an autosave before the next frame shows only the autosave on the checkpoint line,
+// but both are said here.
 struct NoticeLog {
     uint64_t printed = 0;  // lines of the log printed so far
     void print(const Snapshot& s) {
         uint64_t first = s.log_count - s.log.size();  // the log's lines before `first` are no longer kept
-        for (uint64_t i = std::max(printed, first); i < s.log_count; i++) std::printf("attnlab: %s\n", s.log[i - first].c_str());
+        for (uint64_t i = std::max(printed, first); i < s.log_count; i++)
+            std::printf("attnlab: %s\n", s.log[i - first].c_str());
         if (s.log_count > printed) std::fflush(stdout);
         printed = s.log_count;
     }
