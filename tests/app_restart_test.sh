@@ -32,9 +32,9 @@ window_session 300 "" '
     wait_for_shot || fail "F12 wrote no screenshot"
     sleep 0.3
     cp attnlab_step*.png.layout layout
-    # frame_seen: F12 and its screenshot back: a frame has started since every key sent before it (they are taken
-    # in order), however slow the frames of a loaded host
-    frame_seen() { rm -f attnlab_step*; key F12; wait_for_shot || fail "F12 wrote no screenshot"; rm -f attnlab_step*; }
+    # frame_seen: F12 and its screenshot back (shot_step): a frame has started since every key sent before it (they
+    # are taken in order), however slow the frames of a loaded host
+    frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }
     click_on corpus_field
     # Ctrl+A held over a frame start (Dear ImGui 1.86 sees only keys held at a frame start), then the path typed
     xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
