@@ -150,11 +150,12 @@ out=$("$bin" --headless --quiet --data "$corpus" --preset single-head --max-iter
 shares=$(awk '/^(training|evaluation|sampling) +[0-9.]+%$/ {sub("%", "", $2); s += $2; n++} END {print n, s}' <<<"$out")
 if [ $rc -eq 0 ] && grep -qE "^wall [0-9.]+ ms \| GPU [0-9.]+ ms \| host [0-9.]+ ms" <<<"$out" &&
    grep -qE "^GPU memory in use: [0-9.]+ MiB" <<<"$out" && grep -qE "^matmul_forward[a-z0-9_]* +[0-9.]+ +2 " <<<"$out" &&
+   grep -qE "^adamw +[0-9.]+ +1 " <<<"$out" &&
    awk -v n="${shares% *}" -v s="${shares#* }" 'BEGIN {exit !(n == 3 && s > 50 && s <= 100.05)}'; then
     passes=$((passes+1))
 else
     echo "FAIL: --profile should end with the time per step, three shares adding up to at most 100%, GPU memory and"
-    echo "the kernels (single-head: two matmul_forward calls a step); exit $rc:"; echo "$out"; fails=$((fails+1))
+    echo "the kernels (single-head: two matmul_forward calls a step, one adamw from the second step on); exit $rc:"; echo "$out"; fails=$((fails+1))
 fi
 # without --data, from any folder: the checkout's tiny Shakespeare (build/attnlab -> assets/)
 beside="$(dirname "$(realpath "$bin")")/../assets/tinyshakespeare.txt"
