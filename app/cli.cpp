@@ -153,7 +153,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--top-k", c.top_k, "sample only from the k likeliest characters (0: all)");
     app.add_option("--sample-chars", c.sample_chars, "characters generated at the end");
     app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV");
-    app.add_option("--device", o.device, "Vulkan device index (see --list-devices)")->check(CLI::Range(0, 64));
+    // (the ranges in the help's words: CLI11 would print its validator as "INT:INT in [0 - 64]", not a syntax it takes)
+    app.add_option("--device", o.device, "Vulkan device index, 0 to 64 (see --list-devices)")
+        ->check(CLI::Range(0, 64).description(""));
     std::string cpu_threads = "auto";
     app.add_option("--cpu-threads", cpu_threads,
                    "CPU Vulkan driver (lavapipe): threads each dispatch runs on, auto (default: 1 for the lecture's "
@@ -170,10 +172,11 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--save", o.save_path, "headless: checkpoint (safetensors) written at every evaluation, at the end and on Ctrl+C");
     app.add_option("--resume", o.resume_path, "headless: continue from a checkpoint; --max-iters counts from step 0 (the window: Ctrl+O)");
     app.add_option("--exit-after-steps", o.exit_after_steps,
-                   "window: train N steps, write --screenshot (if given) and exit 0")
-        ->check(CLI::Range(1, 100000000));
+                   "window: train N steps (1 to 100000000), write --screenshot (if given) and exit 0")
+        ->check(CLI::Range(1, 100000000).description(""));
     app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12");
-    app.add_option("--fps", o.fps, "window: frame-rate cap (default 30)")->check(CLI::Range(1, 240));
+    app.add_option("--fps", o.fps, "window: frame-rate cap, 1 to 240 (default 30)")
+        ->check(CLI::Range(1, 240).description(""));
     app.add_option("--save-cpu", o.save_cpu,
                    "window: while it trains unwatched (no input for 1.5 s), drawing takes at most 15% of the time: "
                    "on (default) | off (always --fps)")
@@ -198,8 +201,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::string msg = e.what();
         // CLI11's "Could not convert: --flag = value" (not a number, or too big for one) said as the range checks say it
         const std::string cnc = "Could not convert: ";
-        if (size_t eq = msg.find(" = "); msg.rfind(cnc, 0) == 0 && eq != std::string::npos)
-            msg = msg.substr(cnc.size(), eq - cnc.size()) + ": '" + msg.substr(eq + 3) + "' is not a number, or too large for one";
+        if (size_t eq = msg.find(" = "); msg.rfind(cnc, 0) == 0 && eq != std::string::npos) {
+            std::string value = msg.substr(eq + 3);
+            char* end = nullptr;
+            double d = std::strtod(value.c_str(), &end);
+            // a flag that counts refused a fraction (1.5): a number, but not a whole one
+            bool fraction = !value.empty() && *end == '\0' && std::isfinite(d) && d != std::floor(d);
+            msg = msg.substr(cnc.size(), eq - cnc.size()) + ": '" + value +
+                  (fraction ? "' is not a whole number" : "' is not a number, or too large for one");
+        }
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
     }

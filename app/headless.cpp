@@ -132,9 +132,13 @@ int run_headless(const RunOptions& o) {
         metrics.open(o.metrics_path);
         if (!metrics) throw Error("cannot write --metrics file '" + o.metrics_path + "': check the folder exists and is writable");
         metrics << "step,train_loss,val_loss,tokens_per_s\n";
-        // resumed: the run's earlier evaluations first (from the checkpoint; their speed was not measured here: 0),
-        // so the file holds the whole run like the window's does, not just this part of it
-        for (const auto& e : history.evals) metrics << e.step << ',' << e.train << ',' << e.val << ",0\n";
+        // resumed: the run's earlier evaluations first (from the checkpoint, with the speed measured then; empty where
+        // a checkpoint did not keep it), so the file holds the whole run like the window's does, not just this part
+        for (const auto& e : history.evals) {
+            metrics << e.step << ',' << e.train << ',' << e.val << ',';
+            if (e.tps >= 0) metrics << e.tps;
+            metrics << '\n';
+        }
     }
     auto save = [&] {
         if (o.save_path.empty()) return;
@@ -217,7 +221,7 @@ int run_headless(const RunOptions& o) {
                             (ctx.allocated_bytes() + tr.replica_bytes()) / 1048576.0);
             std::printf("\n");
             std::fflush(stdout);
-            history.evals.push_back({it, e.train, e.val});
+            history.evals.push_back({it, e.train, e.val, last_tps});
             if (metrics) metrics << it << ',' << e.train << ',' << e.val << ',' << last_tps << '\n' << std::flush;
             tokens_since = steps_since = 0;
             train_seconds = 0;
@@ -277,6 +281,8 @@ int run_headless(const RunOptions& o) {
                           ctx.allocated_bytes() + tr.replica_bytes());
     };
     if (c.sample_chars > 0) {
+        set_interrupt_message(o.save_path.empty() ? "training is over: stopping the sample"
+                                                  : ("training is over and saved to " + o.save_path + ": stopping the sample").c_str());
         std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");
         std::fflush(stdout);

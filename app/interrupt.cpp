@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <initializer_list>
 #include <unistd.h>
 
@@ -13,24 +14,53 @@ namespace attn {
 
 static std::atomic<int> g_signal{0};  // lock-free: set by a handler on whichever thread, read by the loops
 static_assert(std::atomic<int>::is_always_lock_free);
-static char g_line[160];
-static size_t g_line_len = 0;
+// the line the first signal prints: two buffers, the one in use named by g_line_now, so that set_interrupt_message
+// never changes the text a handler may be writing
+static char g_line[2][200];
+static size_t g_line_len[2] = {0, 0};
+static std::atomic<int> g_line_now{0};
+static std::atomic<long long> g_first_ns{0};  // when the first signal arrived (CLOCK_MONOTONIC), 0 until known
+static_assert(std::atomic<long long>::is_always_lock_free);
+// A second SIGINT this soon after the first is the same Ctrl+C delivered twice (`timeout -s INT` signals the process
+// and then its group; a terminal signals every process of the foreground group), not a second press
+constexpr long long k_repeat_ns = 500'000'000;
+
+static long long now_ns() {
+    timespec ts;  // clock_gettime is async-signal-safe
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1'000'000'000 + ts.tv_nsec;
+}
 
 static void on_signal(int sig) {
     int saved_errno = errno;
     int first = 0;
     if (g_signal.compare_exchange_strong(first, sig)) {
-        ssize_t n = write(STDERR_FILENO, g_line, g_line_len);
+        g_first_ns.store(now_ns());
+        int k = g_line_now.load();
+        ssize_t n = write(STDERR_FILENO, g_line[k], g_line_len[k]);
         (void)n;
     } else if (sig == SIGINT) {
-        _exit(128 + SIGINT);  // Ctrl+C again: quit at once (a closing terminal's repeated SIGHUP does not)
+        // Ctrl+C again: quit at once (a closing terminal's repeated SIGHUP does not), unless it is the first one again
+        long long t0 = g_first_ns.load();
+        if (t0 != 0 && now_ns() - t0 >= k_repeat_ns) {
+            static const char quit[] = "\nattnlab: quitting at once (Ctrl+C again); nothing more saved\n";
+            ssize_t n = write(STDERR_FILENO, quit, sizeof quit - 1);
+            (void)n;
+            _exit(128 + SIGINT);
+        }
     }
     errno = saved_errno;
 }
 
+void set_interrupt_message(const char* what) {
+    int k = 1 - g_line_now.load();
+    std::snprintf(g_line[k], sizeof g_line[k], "\nattnlab: %s (Ctrl+C again quits at once)\n", what);
+    g_line_len[k] = std::strlen(g_line[k]);
+    g_line_now.store(k);
+}
+
 void install_interrupt_handlers(const char* what) {
-    std::snprintf(g_line, sizeof g_line, "\nattnlab: %s (Ctrl+C again quits at once)\n", what);
-    g_line_len = std::strlen(g_line);
+    set_interrupt_message(what);
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

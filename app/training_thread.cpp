@@ -323,7 +323,7 @@ void TrainingThread::do_revert() {
     s.step = m_trainer->step_count();
     s.step_losses = m_history.step_losses;
     s.evals.clear();
-    for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val});
+    for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
     s.diverged = false;
     s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
     m_pending.running = false;
@@ -356,7 +356,7 @@ void TrainingThread::load_from(const std::string& path) {
         s.step = m_trainer->step_count();
         s.step_losses = m_history.step_losses;
         s.evals.clear();
-        for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val});
+        for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
         s.busy.clear();
         publish();
     }
@@ -396,7 +396,7 @@ void TrainingThread::do_eval() {
     m_snap.eval_s += s_eval;
     m_snap.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
     m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
-    m_history.evals.push_back({m_trainer->step_count(), e.train, e.val});
+    m_history.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
     m_snap.busy.clear();
     publish();
 }

@@ -126,7 +126,11 @@ std::string write_metrics(const std::vector<EvalPoint>& evals, const std::string
     }
     if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
     f << "step,train_loss,val_loss,tokens_per_s\n";
-    for (const EvalPoint& e : evals) f << e.step << ',' << e.train << ',' << e.val << ',' << e.tps << '\n';
+    for (const EvalPoint& e : evals) {  // tokens/s empty where unknown (resumed from a checkpoint that did not keep it)
+        f << e.step << ',' << e.train << ',' << e.val << ',';
+        if (e.tps >= 0) f << e.tps;
+        f << '\n';
+    }
     f.close();
     if (!f) {
         if (!in_place) fs::remove(tmp, ec);

@@ -29,6 +29,14 @@ expect 2 "too short for block size 8" --data "$tmp/short.txt"
 expect 2 "--lr" --data "$corpus" --lr nan
 expect 2 "--batch-size: '99999999999' is not a number, or too large for one" --data "$corpus" --batch-size 99999999999
 expect 2 "--eval-iters: '2x' is not a number" --data "$corpus" --eval-iters 2x
+expect 2 "--block-size: '1.5' is not a whole number" --data "$corpus" --block-size 1.5
+# --help shows each flag's value as it is typed: no CLI11 validator text such as "INT:INT in [0 - 64]"
+if "$bin" --help | grep -qE "^  --device INT +Vulkan device index, 0 to 64" && ! "$bin" --help | grep -qE "INT:|\[[0-9]+ - [0-9]+\]"; then
+    passes=$((passes+1))
+else
+    echo "FAIL: --help should show '--device INT' with its range in words, no 'INT:INT in [0 - 64]':"; "$bin" --help | grep -E "INT"
+    fails=$((fails+1))
+fi
 # a flag given twice: the last counts (as in the lab command)
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 500 --eval-iters 1 --sample-chars 0 \
       --max-iters 2 --eval-interval 2 2>/dev/null); rc=$?
@@ -125,6 +133,7 @@ done
 # --save writes a checkpoint; --resume continues it and --max-iters counts from step 0
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 \
     --sample-chars 0 --save "$tmp/run.safetensors" --metrics "$tmp/run.csv" >"$tmp/a.txt" 2>/dev/null
+cp "$tmp/run.csv" "$tmp/first.csv"
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
     --sample-chars 0 --resume "$tmp/run.safetensors" --metrics "$tmp/run.csv" --seed 7 >"$tmp/b.txt" 2>"$tmp/b.err"; rc=$?
 "$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 40 --eval-interval 10 --eval-iters 2 \
@@ -135,12 +144,14 @@ if [ $rc -eq 0 ] && grep -q "resumed .* at step 20" "$tmp/b.txt" && ! grep -q "^
 else
     echo "FAIL: --resume should continue at step 20 and reach the uninterrupted run's step-40 losses"; cat "$tmp/b.txt" "$tmp/c.txt"; fails=$((fails+1))
 fi
-# the resumed run's --metrics holds the whole run (steps 0..40, each once), and --seed is said to be ignored
-if [ "$(cut -d, -f1 "$tmp/run.csv" | tr '\n' ' ')" = "step 0 10 20 30 40 " ] && grep -q "seed is ignored with --resume" "$tmp/b.err"; then
+# the resumed run's --metrics holds the whole run (steps 0..40, each once; the first run's rows as it wrote them,
+# tokens/s included, kept in the checkpoint), and --seed is said to be ignored
+if [ "$(cut -d, -f1 "$tmp/run.csv" | tr '\n' ' ')" = "step 0 10 20 30 40 " ] && grep -q "seed is ignored with --resume" "$tmp/b.err" &&
+   [ "$(head -4 "$tmp/run.csv")" = "$(cat "$tmp/first.csv")" ]; then
     passes=$((passes+1))
 else
-    echo "FAIL: the resumed run's --metrics should list steps 0 10 20 30 40 and --seed be noted as ignored:"
-    cat "$tmp/run.csv" "$tmp/b.err"; fails=$((fails+1))
+    echo "FAIL: the resumed run's --metrics should list steps 0 10 20 30 40, the first 3 as the first run wrote them, and"
+    echo "--seed be noted as ignored:"; cat "$tmp/first.csv" "$tmp/run.csv" "$tmp/b.err"; fails=$((fails+1))
 fi
 # --profile: the Performance panel's figures at the end (time per step, shares of the run's time, GPU memory, the
 # kernels' GPU time), the shares adding up to at most 100% (and over half: 200 steps, ~0.25 s, so that a stall of the
@@ -189,6 +200,19 @@ if [ $rc -eq 130 ] && [ "${stopped:-0}" -ge 20 ]; then
     fi
 else
     echo "FAIL: Ctrl+C should save the step reached and exit 130 (exit $rc):"; cat "$tmp/i.txt"; fails=$((fails+1))
+fi
+# The same SIGINT twice in a moment (`timeout -s INT` signals the process, then its group): one Ctrl+C, not two, so
+# the run still saves; here during a training step of ~1 s (a small gpt), the second SIGINT 0.1 s after the first
+env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset gpt --n-layer 2 --batch-size 4 --max-iters 1000 \
+    --eval-interval 1000 --eval-iters 1 --sample-chars 0 --save "$tmp/twice.safetensors" >"$tmp/t.txt" 2>"$tmp/t.err" & ipid=$!
+for ((i = 0; i < 600; i++)); do grep -q "^step 0:" "$tmp/t.txt" && break; sleep 0.1; done
+sleep 0.3; kill -INT $ipid; sleep 0.1; kill -INT $ipid; wait $ipid; rc=$?
+if [ $rc -eq 130 ] && grep -qE "^attnlab: stopped at step [0-9]+ by SIGINT; saved to $tmp/twice.safetensors" "$tmp/t.txt" &&
+   ! grep -q "quitting at once" "$tmp/t.err"; then
+    passes=$((passes+1))
+else
+    echo "FAIL: two SIGINTs 0.1 s apart are one Ctrl+C: the run should still save and exit 130 (exit $rc):"
+    cat "$tmp/t.txt" "$tmp/t.err"; fails=$((fails+1))
 fi
 # Ctrl+C during an evaluation (long: 100000 batches) stops between its batches, saves step 0 as it was before the
 # evaluation, and the resumed run matches one never interrupted

@@ -122,14 +122,16 @@ TEST_CASE("a long run's checkpoint, its loss history over 64 MiB of header, read
     RunHistory h;
     h.step_losses.resize(3800000);
     for (size_t i = 0; i < h.step_losses.size(); i++) h.step_losses[i] = 4.17f - 1.7f * float(i) / 3.8e6f;
-    h.evals.push_back({3799999, 2.46, 2.49});
+    h.evals.push_back({3799999, 2.46, 2.49, 16814.5});
     std::string path = tmp_path("long.safetensors");
     save_checkpoint(path, snapshot(tr, h), tr.model().params_info());
     REQUIRE(fs::file_size(path) > (64u << 20));
     Checkpoint ck = load_checkpoint(path);
     REQUIRE(ck.history.step_losses.size() == h.step_losses.size());
     CHECK(ck.history.step_losses.back() == h.step_losses.back());
-    CHECK(ck.history.evals.size() == 1);
+    REQUIRE(ck.history.evals.size() == 1);
+    CHECK(ck.history.evals[0].val == 2.49);
+    CHECK(ck.history.evals[0].tps == 16814.5);  // the speed measured before it (--metrics of a resumed run)
     fs::remove(path);
 }
 

@@ -117,7 +117,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
     for (const auto& pi : layout) add("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
     for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
     json hist = {{"evals", json::array()}, {"step_losses", ck.history.step_losses}};
-    for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val});
+    for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val, e.tps});
     json rng = {{"train", std::vector<uint64_t>(ck.state.rng, ck.state.rng + 4)},
                 {"eval", std::vector<uint64_t>(ck.state.eval_rng, ck.state.eval_rng + 4)}};
     // safetensors metadata values are strings: each holds JSON
@@ -243,7 +243,9 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
         for (int i = 0; i < 4; i++) { ck.state.rng[i] = r[i]; ck.state.eval_rng[i] = e[i]; }
         json hist = json::parse(meta.at("history").get<std::string>());
         ck.history.step_losses = hist.at("step_losses").get<std::vector<float>>();
-        for (auto& ev : hist.at("evals")) ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>()});
+        for (auto& ev : hist.at("evals"))  // [step, train, val, tokens/s]; checkpoints before tokens/s: 3 values
+            ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>(),
+                                        ev.size() > 3 ? ev.at(3).get<double>() : -1.0});
     } catch (const std::exception&) {
         throw bad("has damaged metadata");
     }
