@@ -117,8 +117,9 @@ int run_headless(const RunOptions& o) {
                                  "from step 0: give a larger one to train on)\n", tr.step_count(), c.max_iters);
     }
     if (o.profile) tr.set_profiling(true);
-    std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
-                data.vocab_size(), c.preset.c_str(), c.describe().c_str(), tr.num_params());
+    std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s%s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
+                data.vocab_size(), c.preset.c_str(), c.differs_from_preset() ? " (switches changed)" : "",
+                c.describe().c_str(), tr.num_params());
     if (tr.replicas() > 1)
         std::printf("replicas: each step split over %d devices of %s, a slice of the batch each, the gradients averaged "
                     "before AdamW (--replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());

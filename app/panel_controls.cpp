@@ -221,12 +221,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         ImGui::EndCombo();
     }
     {
-        Config base = e;
-        base.apply_preset(e.preset);
-        bool custom = base.block_size != e.block_size || base.n_embd != e.n_embd || base.n_head != e.n_head ||
-                      base.head_size != e.head_size || base.n_layer != e.n_layer || base.ffn != e.ffn ||
-                      base.residual != e.residual || base.layernorm != e.layernorm || base.use_pos != e.use_pos ||
-                      base.dropout != e.dropout || base.causal != e.causal;
+        bool custom = e.differs_from_preset();
         double ref = Config::lecture_val_loss(e.preset);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         if (ref > 0) ImGui::TextWrapped("lecture val loss %.2f%s", ref, custom ? " (switches changed from the preset)" : "");

@@ -44,12 +44,13 @@ SCALE_TOL = 1e-3
 
 PRESETS = {
     #               n_head head_size ffn   residual layernorm n_layer n_embd block batch dropout lr     max_iters
-    "bigram":       dict(bigram=True, lr=1e-2, max_iters=3000),
-    "single-head":  dict(n_head=1, head_size=32),
-    "multi-head":   dict(n_head=4, head_size=8),
-    "feed-forward": dict(n_head=4, head_size=8, ffn=True),
-    "residual":     dict(n_head=4, head_size=8, ffn=True, residual=True, n_layer=3),
-    "layernorm":    dict(n_head=4, head_size=8, ffn=True, residual=True, n_layer=3, layernorm=True),
+    # head_size 0: n_embd // n_head, as the lecture's Head(n_embd) and MultiHeadAttention(4, n_embd // 4)
+    "bigram":       dict(bigram=True, lr=1e-2, max_iters=3000, eval_interval=300),
+    "single-head":  dict(n_head=1, head_size=0),
+    "multi-head":   dict(n_head=4, head_size=0),
+    "feed-forward": dict(n_head=4, head_size=0, ffn=True),
+    "residual":     dict(n_head=4, head_size=0, ffn=True, residual=True, n_layer=3),
+    "layernorm":    dict(n_head=4, head_size=0, ffn=True, residual=True, n_layer=3, layernorm=True),
     "gpt":          dict(n_head=6, head_size=0, ffn=True, residual=True, n_layer=6, layernorm=True,
                          n_embd=384, block_size=256, batch_size=64, dropout=0.2, lr=3e-4),
 }

@@ -76,4 +76,27 @@ TEST_CASE("hyperparameters out of range are refused with the flag's name", "[dat
     g.head_size = 8;  // explicit and 6 x 8 != 96: the head size is the one to change
     REQUIRE(validate(g).size() == 1);
     CHECK(validate(g)[0].field == "--head-size");
+
+    // the lecture's stages derive the head size as its code does: Head(n_embd), MultiHeadAttention(4, n_embd // 4)
+    Config s;
+    s.apply_preset("single-head");
+    CHECK(s.hs() == 32);
+    CHECK(!s.differs_from_preset());
+    s.n_embd = 64;  // the single head widens with the embedding
+    CHECK(s.hs() == 64);
+    CHECK(validate(s).empty());
+    CHECK(s.differs_from_preset());
+    s.n_embd = 32;
+    s.n_head = 3;  // 3 heads of 10 would leave 2 of the 32 dimensions out: refused, as for stacked blocks
+    REQUIRE(validate(s).size() == 1);
+    CHECK(validate(s)[0].field == "--n-embd");
+    Config l;
+    l.apply_preset("layernorm");
+    CHECK(l.hs() == 8);
+    l.n_embd = 64;  // 4 heads of 16, not an error asking for --head-size
+    CHECK(validate(l).empty());
+    CHECK(l.hs() == 16);
+    Config b;
+    b.apply_preset("bigram");
+    CHECK(b.eval_interval == 300);  // bigram.py's
 }

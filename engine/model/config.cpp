@@ -16,20 +16,21 @@ bool Config::apply_preset(const std::string& name) {
     d.top_k = top_k;
     d.sample_chars = sample_chars;
     d.seed = seed;
-    // the lecture's stages, each adding one thing to the previous
+    // the lecture's stages, each adding one thing to the previous; the head size derived as the lecture's code does
+    // (head_size 0: Head(n_embd) for the single head, MultiHeadAttention(4, n_embd // 4)), so --n-embd keeps it whole
     if (name == "bigram") {
         d.kind = ModelKind::Bigram;
-        d.lr = 1e-2f; d.max_iters = 3000;
+        d.lr = 1e-2f; d.max_iters = 3000; d.eval_interval = 300;  // bigram.py
     } else if (name == "single-head") {
-        d.n_head = 1; d.head_size = 32;
+        d.n_head = 1; d.head_size = 0;
     } else if (name == "multi-head") {
-        d.n_head = 4; d.head_size = 8;
+        d.n_head = 4; d.head_size = 0;
     } else if (name == "feed-forward") {
-        d.n_head = 4; d.head_size = 8; d.ffn = true;
+        d.n_head = 4; d.head_size = 0; d.ffn = true;
     } else if (name == "residual") {
-        d.n_head = 4; d.head_size = 8; d.ffn = true; d.residual = true; d.n_layer = 3;
+        d.n_head = 4; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 3;
     } else if (name == "layernorm") {
-        d.n_head = 4; d.head_size = 8; d.ffn = true; d.residual = true; d.n_layer = 3; d.layernorm = true;
+        d.n_head = 4; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 3; d.layernorm = true;
     } else if (name == "gpt") {
         d.n_head = 6; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 6; d.layernorm = true;
         d.n_embd = 384; d.block_size = 256; d.batch_size = 64; d.dropout = 0.2f; d.lr = 3e-4f;
@@ -39,6 +40,15 @@ bool Config::apply_preset(const std::string& name) {
     d.preset = name;
     *this = d;
     return true;
+}
+
+bool Config::differs_from_preset() const {
+    Config base = *this;
+    if (!base.apply_preset(preset)) return true;
+    if (kind == ModelKind::Bigram && base.kind == ModelKind::Bigram) return block_size != base.block_size;
+    return kind != base.kind || block_size != base.block_size || n_embd != base.n_embd || n_head != base.n_head ||
+           hs() != base.hs() || n_layer != base.n_layer || ffn != base.ffn || residual != base.residual ||
+           layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal;
 }
 
 double Config::lecture_val_loss(const std::string& preset) {
@@ -112,7 +122,7 @@ std::vector<ConfigError> validate(const Config& c) {
             e.push_back({"--n-head", "--n-head " + std::to_string(c.n_head) + " leaves no room in n_embd " +
                                          std::to_string(c.n_embd) + ": use fewer heads or a wider --n-embd"});
         bool stacked = c.ffn || c.residual || c.layernorm || c.n_layer > 1;
-        if (e.empty() && stacked && c.attn_dim() != c.n_embd && c.head_size == 0)  // derived: n_embd % n_head != 0
+        if (e.empty() && c.attn_dim() != c.n_embd && c.head_size == 0)  // derived: n_embd % n_head != 0
             e.push_back({"--n-embd", "--n-embd " + std::to_string(c.n_embd) + " must be a multiple of --n-head (" +
                                          std::to_string(c.n_head) + ") to split into heads of equal size: e.g. " +
                                          std::to_string(c.n_embd / c.n_head * c.n_head) + " or " +

@@ -47,6 +47,8 @@ struct Config {
 
     // Sets the lecture's defaults for a preset, keeping seed and sampling settings; false if unknown.
     bool apply_preset(const std::string& name);
+    // Whether the model (its sizes and switches, dropout included) differs from what `preset` sets.
+    bool differs_from_preset() const;
     static std::vector<std::string> preset_names();
     // The lecture's val loss for a preset (0 if none), for plots and benchmarks.
     static double lecture_val_loss(const std::string& preset);
