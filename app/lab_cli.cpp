@@ -62,6 +62,7 @@ const std::map<std::string, std::set<std::string>> k_options = {
     {"encoder", {"--data", "--steps", "--tail", "--chars", "--seed"}},
     {"position", {"--text", "--pos", "--seed"}},
     {"batches", {"--change", "--replacement", "--seed"}},
+    {"graph", {"--text", "--mask", "--seed"}},
 };
 
 const char* k_usage =
@@ -73,7 +74,8 @@ const char* k_usage =
     "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
     "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
     "  position [--text \"to be or\"] [--pos on|off] [--seed N]\n"
-    "  batches  [--change b] [--replacement TEXT] [--seed N]\n";
+    "  batches  [--change b] [--replacement TEXT] [--seed N]\n"
+    "  graph    [--text \"to be or\"] [--mask on|off] [--seed N]\n";
 
 std::vector<float> parse_floats(const std::string& s, char sep, const std::string& flag) {
     std::vector<float> v;
@@ -334,6 +336,41 @@ void show_batches(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     out("\"identical\" means bit-identical: every float compared with memcmp\n");
 }
 
+void show_graph(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {
+    lab::GraphDemoInput in;
+    if (opt.count("--text")) in.text = opt.at("--text");
+    if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
+    if (opt.count("--mask")) {
+        const std::string& m = opt.at("--mask");
+        if (m != "on" && m != "off") throw Error("--mask: use on (a decoder) or off (an encoder)");
+        in.causal = m == "on";
+    }
+    lab::GraphDemo d = lab::run_graph_demo(ctx, kc, in);
+    const int T = int(d.text.size());
+    auto node = [&](int t) {
+        char s[24];
+        std::snprintf(s, sizeof s, "%d '%s'", t, visible(std::string(1, d.text[size_t(t)])).c_str());
+        return std::string(s);
+    };
+    out("\nnodes: the %d characters of \"%s\", one vector each (a random single head, head_size %d)\n", T,
+        visible(d.text).c_str(), d.head_size);
+    out("edges: %d of the %d possible; %s\n\n", d.edges, T * T,
+        d.causal ? "the mask (a decoder) gives node t an edge from itself and from every node before it"
+                 : "no mask (an encoder): every node has an edge from every node");
+    out("what each node receives, weight = softmax over its incoming edges of q_t . k_j / sqrt(%d):\n", d.head_size);
+    for (int t = 0; t < T; t++) {
+        out("  node %-6s <-", node(t).c_str());
+        for (int j = 0; j < T; j++)
+            if (!d.causal || j <= t) out("  %s %.2f", node(j).c_str(), d.att.at(t, j));
+        out("\n");
+    }
+    out("\nnode t's output is the sum of the values v_j arriving on its edges, weighted as above:\n");
+    out("  largest |out_t - sum_j w(j -> t) v_j| (the GPU's output against that sum on the CPU): %.3g\n",
+        d.max_message_error);
+    out("  largest |sum of a node's incoming weights - 1|: %.3g\n", d.max_sum_error);
+    if (d.causal) out("  largest weight where the mask has no edge (from the future): %.3g\n", d.max_no_edge);
+}
+
 }  // namespace
 
 int run_lab_command(int argc, char** argv) {
@@ -410,6 +447,7 @@ int run_lab_command(int argc, char** argv) {
         else if (demo->name == "encoder") show_encoder(out, ctx, opt);
         else if (demo->name == "position") show_position(out, ctx, kc, opt);
         else if (demo->name == "batches") show_batches(out, ctx, kc, opt);
+        else if (demo->name == "graph") show_graph(out, ctx, kc, opt);
         std::fputs(out.str().c_str(), stdout);
         return 0;
     } catch (const Error& e) {

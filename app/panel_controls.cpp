@@ -236,7 +236,9 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     field_error(rerrs, "--n-embd");
     ImGui::InputInt("n_head", &e.n_head);
     field_error(rerrs, "--n-head");
-    ImGui::InputInt("head size", &e.head_size);
+    char hs_label[48] = "head size###head_size";  // 0 derives it: say what it comes to (the presets' n_embd / n_head)
+    if (e.head_size == 0 && e.n_head > 0) std::snprintf(hs_label, sizeof hs_label, "head size (0: %d)###head_size", e.n_embd / e.n_head);
+    ImGui::InputInt(hs_label, &e.head_size);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("0: n_embd / n_head");
     field_error(rerrs, "--head-size");
     ImGui::InputInt("n_layer", &e.n_layer);

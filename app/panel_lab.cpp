@@ -1,4 +1,4 @@
-// Lab window: the seven self-attention demos (engine/lab), computed by compute shaders on the window's device.
+// Lab window: the eight self-attention demos (engine/lab), computed by compute shaders on the window's device.
 // This file holds the window, its list of demos, the toggle button and the worker; the demos draw in panel_lab_*.cpp.
 #include "panel_lab.h"
 
@@ -36,7 +36,7 @@ void draw_toggle_button(LabState& st) {
     if (ImGui::Begin("##lab_toggle", nullptr, fl)) {
         if (!ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopup)) ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
         if (ImGui::Button(label)) st.open = !st.open;
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The self-attention lab: seven small demos (key L)");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The self-attention lab: eight small demos (key L)");
     }
     ImGui::End();
     ImGui::PopStyleVar(2);
@@ -162,6 +162,7 @@ void draw_lab(LabState& st, Context& ctx, const Snapshot& snap, TrainingThread& 
         else if (name == "encoder") lab_ui::draw_encoder(st, ctx, snap, tt);
         else if (name == "position") lab_ui::draw_position(st, ctx);
         else if (name == "batches") lab_ui::draw_batches(st, ctx);
+        else if (name == "graph") lab_ui::draw_graph(st, ctx);
     }
     ImGui::EndChild();
     ImGui::End();

@@ -1,4 +1,4 @@
-// Lab window: the seven self-attention demos (engine/lab), computed by compute shaders on the window's device.
+// Lab window: the eight self-attention demos (engine/lab), computed by compute shaders on the window's device.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -115,6 +115,12 @@ struct LabState {
     lab::BatchesDemo batches;
     std::string batches_error;
     bool batches_dirty = true;
+    // 8 graph: the node whose incoming edges are drawn strong (-1: the last; the mouse over a node picks it)
+    lab::GraphDemoInput graph_in;
+    lab::GraphDemo graph;
+    std::string graph_error;
+    bool graph_dirty = true;
+    int graph_node = -1;
     // last: destroyed (joined) first, while everything its task points into still exists
     LabWorker worker;
 };

@@ -72,7 +72,7 @@ void bars(const char* id, const std::vector<float>& a, const std::vector<float>*
 // A histogram of counts over [lo, hi) with the axis ends labelled.
 void histogram(const char* id, const char* title, const std::vector<int>& h, float lo, float hi, ImVec2 size, ImU32 colour);
 
-// The demos, one draw function each: controls, then the latest result (panel_lab_trick.cpp: 1-4, panel_lab_model.cpp: 5-7).
+// The demos, one draw function each: controls, then the latest result (panel_lab_trick.cpp: 1-4, panel_lab_model.cpp: 5-8).
 void draw_matmul(LabState& st, Context& ctx);
 void draw_average(LabState& st, Context& ctx);
 void draw_softmax(LabState& st, Context& ctx);
@@ -80,5 +80,6 @@ void draw_scaling(LabState& st, Context& ctx);
 void draw_encoder(LabState& st, Context& ctx, const Snapshot& snap, TrainingThread& tt);
 void draw_position(LabState& st, Context& ctx);
 void draw_batches(LabState& st, Context& ctx);
+void draw_graph(LabState& st, Context& ctx);
 
 }  // namespace attn::lab_ui

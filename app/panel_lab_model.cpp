@@ -246,6 +246,96 @@ void draw_batches(LabState& st, Context& ctx) {
     ImGui::EndGroup();
 }
 
+// The nodes in a row, an arc for every edge j -> t (the mask's), drawn strong into the chosen node: its width and
+// label the weight; then the same weights as the (T, T) heatmap, row t being node t's incoming edges.
+void draw_graph(LabState& st, Context& ctx) {
+    lab::GraphDemoInput& in = st.graph_in;
+    bool& dirty = st.graph_dirty;
+    ImGui::SetNextItemWidth(260);
+    dirty |= ImGui::InputText("text: the nodes (2..64 ASCII characters)", &in.text);
+    dirty |= ImGui::Checkbox("mask (a decoder: no edges from the future)", &in.causal);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(80);
+    dirty |= ImGui::InputScalar("model seed", ImGuiDataType_U64, &in.seed);
+    KernelCache* kc = st.kc.get();
+    compute(
+        st, dirty, st.graph_error, [&ctx, kc, in] { return lab::run_graph_demo(ctx, *kc, in); },
+        [g = &st.graph](const lab::GraphDemo& r) { *g = r; });
+    error_text(st.graph_error);
+    const lab::GraphDemo& d = st.graph;
+    const int T = int(d.text.size());
+    if (!st.graph_error.empty() || T < 2 || d.att.rows != T) return;
+    int& sel = st.graph_node;
+    if (sel < 0 || sel >= T) sel = T - 1;
+    ImGui::Text("%d nodes, %d edges of the %d possible: %s", T, d.edges, T * T,
+                d.causal ? "node t hears from itself and every node before it" : "every node hears from every node");
+    ImGui::TextDisabled("Hover a node to see what it receives; arcs run from the sender to the receiver.");
+
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float avail = std::max(200.0f, ImGui::GetContentRegionAvail().x - 10);
+    float step = std::min(60.0f, avail / float(T)), r = std::clamp(step * 0.32f, 4.0f, 13.0f);
+    float arc_h = std::min(170.0f, step * float(T) * 0.45f), h = arc_h + 2 * r + 24;
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    float base = p0.y + arc_h + r + 8;
+    auto x_of = [&](int t) { return p0.x + (float(t) + 0.5f) * step; };
+    ImGui::InvisibleButton("##graph", ImVec2(step * float(T), h));
+    if (ImGui::IsItemHovered()) {  // the node under the mouse's column
+        int t = int((ImGui::GetIO().MousePos.x - p0.x) / step);
+        if (t >= 0 && t < T) sel = t;
+    }
+    const ImU32 faint = IM_COL32(150, 150, 150, 60);
+    for (int pass = 0; pass < 2; pass++)  // the other nodes' edges faint, then the chosen node's on top
+        for (int t = 0; t < T; t++) {
+            if ((t == sel) != (pass == 1)) continue;
+            for (int j = 0; j < T; j++) {
+                if (d.causal && j > t) continue;
+                float w = d.att.at(t, j);
+                ImU32 col = t == sel ? k_bar_colour : faint;
+                float thick = t == sel ? 1.0f + 9.0f * w : 1.0f;
+                ImVec2 a(x_of(j), base - r), b(x_of(t), base - r);
+                float top;
+                if (j == t) {  // an edge from itself: a loop above the node
+                    top = base - r - 2.2f * r;
+                    dl->AddCircle(ImVec2(a.x, base - 2.1f * r), 1.1f * r, col, 16, thick);
+                } else {
+                    float lift = arc_h * float(std::abs(t - j)) / float(T);
+                    top = base - r - 0.75f * lift;
+                    dl->AddBezierCubic(a, ImVec2(a.x, a.y - lift), ImVec2(b.x, b.y - lift), b, col, thick, 24);
+                    if (t == sel) dl->AddTriangleFilled(ImVec2(b.x, b.y), ImVec2(b.x - 4, b.y - 8), ImVec2(b.x + 4, b.y - 8), col);
+                }
+                if (t == sel) {
+                    char s[16];
+                    std::snprintf(s, sizeof s, "%.2f", w);
+                    ImVec2 ts = ImGui::CalcTextSize(s);
+                    float mx = j == t ? a.x : 0.5f * (a.x + b.x);
+                    dl->AddText(ImVec2(mx - ts.x * 0.5f, top - ts.y), ImGui::GetColorU32(ImGuiCol_Text), s);
+                }
+            }
+        }
+    for (int t = 0; t < T; t++) {
+        ImVec2 c(x_of(t), base);
+        dl->AddCircleFilled(c, r, t == sel ? IM_COL32(240, 170, 60, 255) : IM_COL32(70, 90, 120, 255));
+        std::string ch = labels_of(d.text)[size_t(t)];  // a space drawn visible, as on the heatmap's axes
+        ImVec2 ts = ImGui::CalcTextSize(ch.c_str());
+        dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(255, 255, 255, 255), ch.c_str());
+        char n[16];
+        std::snprintf(n, sizeof n, "%d", t);
+        ts = ImGui::CalcTextSize(n);
+        dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y + r + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), n);
+    }
+    ImGui::Text("Node %d '%s' receives the weighted sum of the values of its %d incoming edges (weights sum to 1).", sel,
+                visible(std::string(1, d.text[size_t(sel)])).c_str(), d.causal ? sel + 1 : T);
+    bool ok = d.max_message_error < 1e-4f && d.max_sum_error < 1e-4f && d.max_no_edge == 0.0f;
+    ImGui::PushStyleColor(ImGuiCol_Text, ok ? k_good_colour : k_bad_colour);
+    ImGui::TextWrapped("Checked on the CPU: largest |output - sum of w v over the edges| %.2g; largest |sum of weights - 1| "
+                       "%.2g%s", d.max_message_error, d.max_sum_error,
+                       !d.causal ? "" : d.max_no_edge == 0.0f ? "; weight from the future exactly 0" : "; weight from the future NOT 0");
+    ImGui::PopStyleColor();
+    heading("the same weights as the (T, T) heatmap: row t is node t's incoming edges");
+    float cell = cell_for(T, std::min(ImGui::GetContentRegionAvail().x - 40, 320.0f));
+    heatmap("##g", d.att, cell, d.causal, labels_of(d.text), labels_of(d.text));
+}
+
 }  // namespace lab_ui
 
 // --- the encoder job ---

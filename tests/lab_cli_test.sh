@@ -26,7 +26,7 @@ error() {  # error CODE "substring" args...: exit CODE, nothing on stdout, one l
     fi
 }
 list=$("$bin" lab --list)
-if [ "$(grep -c . <<<"$list")" -eq 7 ] && grep -q '^matmul ' <<<"$list" && grep -q '^batches ' <<<"$list"; then
+if [ "$(grep -c . <<<"$list")" -eq 8 ] && grep -q '^matmul ' <<<"$list" && grep -q '^graph ' <<<"$list"; then
     passes=$((passes+1))
 else
     echo "FAIL: lab --list:"; echo "$list"; fails=$((fails+1))
@@ -38,6 +38,12 @@ check "average agrees" 0 'largest difference between the three, over all \(B, T,
 check "softmax x1" 0 'probs +0\.1925 +0\.1426 +0\.2351 +0\.1426 +0\.2872' lab softmax
 check "softmax x8" 0 'probs +0\.0326 +0\.0030 +0\.1615 +0\.0030 +0\.8000' lab softmax
 check "scaling" 0 'var\(q @ k\^T\) +unscaled +6[0-9]\.[0-9]{4}' lab scaling --head-size 64
+check "graph decoder edges" 0 '^edges: 36 of the 64 possible' lab graph
+check "graph last node" 0 "^  node 7 'r' +<-  0 't' 0\.[0-9]{2}  1 'o'" lab graph
+check "graph messages" 0 'against that sum on the CPU\): ([0-9.]+e-0[6-9]|0)$' lab graph
+check "graph encoder edges" 0 '^edges: 9 of the 9 possible; no mask' lab graph --mask off --text abc
+error 2 "--mask: use on (a decoder) or off (an encoder)" lab graph --mask maybe
+error 2 "lab graph: the text must have 2..64 characters" lab graph --text x
 check "position off" 0 'permutation: (0|[0-9.]+e-0[6-9]|1e-05)$' lab position --pos off
 check "batches" 0 '^ +2  "e: that "  "uestion\."  changed +changed$' lab batches
 check "batches others" 0 '^ +3  "is the q"  "is the q"  identical +identical$' lab batches

@@ -76,14 +76,15 @@ TEST_CASE("lab kernels match plain-loop CPU references on odd shapes", "[lab]") 
     test::require_close(download(w, TS * TS), rw, 0, 1e-7, "lab_tril average");
 }
 
-TEST_CASE("lab registry lists the seven demos in the lecture's order, each explained", "[lab]") {
+TEST_CASE("lab registry lists the eight demos, each explained", "[lab]") {
     std::vector<std::string> names;
     for (const auto& d : demos()) {
         names.push_back(d.name);
         CHECK(!d.title.empty());
         CHECK(d.explanation.size() > 100);
     }
-    CHECK(names == std::vector<std::string>{"matmul", "average", "softmax", "scaling", "encoder", "position", "batches"});
+    CHECK(names ==
+          std::vector<std::string>{"matmul", "average", "softmax", "scaling", "encoder", "position", "batches", "graph"});
     CHECK(find_demo("softmax") != nullptr);
     CHECK(find_demo("nope") == nullptr);
 }
@@ -182,6 +183,23 @@ TEST_CASE("lab batches: changing one element leaves the others bit-identical", "
         CHECK(d.att_changed[b] == (b == d.changed));
         CHECK(d.out_changed[b] == (b == d.changed));
     }
+}
+
+TEST_CASE("lab graph: each node's output is the weighted sum of the values on its incoming edges", "[lab]") {
+    GraphDemoInput in;  // "to be or": 8 nodes
+    GraphDemo dec = run_graph_demo(test::ctx(), test::kernels(), in);
+    CHECK(dec.edges == 36);  // 8 * 9 / 2: from itself and every node before
+    CHECK(dec.max_no_edge == 0.0f);
+    CHECK(dec.max_sum_error < 1e-5f);
+    CHECK(dec.max_message_error < 1e-5f);
+    CHECK(dec.att.at(0, 0) == 1.0f);  // the first node hears only itself
+    in.causal = false;
+    GraphDemo enc = run_graph_demo(test::ctx(), test::kernels(), in);
+    CHECK(enc.edges == 64);
+    CHECK(enc.max_message_error < 1e-5f);
+    CHECK(enc.att.at(0, 7) > 0.0f);  // an encoder's first node hears the last
+    GraphDemoInput one{.text = std::string(1, 'x')};  // one node: no graph to show
+    CHECK_THAT(test::error_of([&] { run_graph_demo(test::ctx(), test::kernels(), one); }), Catch::Contains("2..64 characters"));
 }
 
 TEST_CASE("lab encoder: without the mask the train loss ends at least 1.0 below the decoder's", "[lab]") {

@@ -133,6 +133,10 @@ TinyHeadOutput run_tiny_head(Context& ctx, KernelCache& kc, const TinyHeadInput&
     TinyHeadOutput o;
     o.att = att.read<float>(size_t(B) * T * T);
     o.out = out.read<float>(size_t(B) * T * HS);
+    std::vector<float> q_k_v = qkv.read<float>(size_t(B) * T * 3 * HS);  // (B, T, 3*HS): q | k | v
+    o.v.resize(size_t(B) * T * HS);
+    for (size_t r = 0; r < size_t(B) * T; r++)
+        std::copy_n(q_k_v.begin() + long(r * 3 * HS + 2 * HS), HS, o.v.begin() + long(r * HS));
     return o;
 }
 
@@ -208,6 +212,40 @@ BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInp
     };
     d.att_before = heat(o1.att);
     d.att_after = heat(o2.att);
+    return d;
+}
+
+GraphDemo run_graph_demo(Context& ctx, KernelCache& kc, const GraphDemoInput& in) {
+    byte_tokens(in.text, "lab graph: the text");  // ASCII, so that its length counts characters
+    const int T = int(in.text.size());
+    if (T < 2 || T > 64) throw Error("lab graph: the text must have 2..64 characters (the nodes), e.g. --text \"to be or\"");
+    TinyHeadInput m;
+    m.causal = in.causal;
+    m.seed = in.seed;
+    TinyHeadOutput o = run_tiny_head(ctx, kc, m, {in.text});
+    const size_t HS = size_t(m.HS);
+    GraphDemo d;
+    d.text = in.text;
+    d.causal = in.causal;
+    d.head_size = m.HS;
+    d.att = Matrix(T, T, o.att);
+    for (int t = 0; t < T; t++) {
+        double sum = 0;
+        std::vector<double> msg(HS, 0.0);  // the message node t receives: sum over its edges j -> t of w v_j
+        for (int j = 0; j < T; j++) {
+            float w = d.att.at(t, j);
+            if (in.causal && j > t) {  // no edge
+                d.max_no_edge = std::max(d.max_no_edge, std::abs(w));
+                continue;
+            }
+            d.edges++;
+            sum += w;
+            for (size_t c = 0; c < HS; c++) msg[c] += double(w) * o.v[size_t(j) * HS + c];
+        }
+        d.max_sum_error = std::max(d.max_sum_error, float(std::abs(sum - 1.0)));
+        for (size_t c = 0; c < HS; c++)
+            d.max_message_error = std::max(d.max_message_error, float(std::abs(o.out[size_t(t) * HS + c] - msg[c])));
+    }
     return d;
 }
 

@@ -1,4 +1,5 @@
-// Lab demos 5-7 on models: encoder versus decoder (training), position (permutation), batches (independence).
+// Lab demos 5-8 on models: encoder versus decoder (training), position (permutation), batches (independence),
+// graph (attention as message passing along the mask's edges).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,7 @@ struct TinyHeadInput {
 struct TinyHeadOutput {
     std::vector<float> att;  // (B, T, T)
     std::vector<float> out;  // (B, T, HS)
+    std::vector<float> v;    // (B, T, HS) the values, the third part of the qkv projection
 };
 // Runs the model on B sequences of T byte tokens (each string must have T characters, codes < 128).
 TinyHeadOutput run_tiny_head(Context& ctx, KernelCache& kc, const TinyHeadInput& m, const std::vector<std::string>& seqs);
@@ -89,5 +91,26 @@ struct BatchesDemo {
     Matrix att_before, att_after;                // (T, T) the changed element's heatmaps
 };
 BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInput& in);
+
+// --- 8. graph: attention is communication on a directed graph ---
+// The T positions are the nodes; the mask decides the edges (decoder: j -> t for every j <= t; encoder: all j); each
+// node's output is the sum of the values of the nodes with an edge into it, weighted by softmax(q_t . k_j / sqrt(HS))
+// over those edges. The tiny random head of demos 6 and 7 computes it on the GPU; the CPU checks the sum.
+struct GraphDemoInput {
+    std::string text = "to be or";  // the nodes, one character each: 2..64 ASCII characters
+    bool causal = true;             // the decoder's mask
+    uint64_t seed = 1337;           // model parameters
+};
+struct GraphDemo {
+    std::string text;
+    bool causal = true;
+    int head_size = 0;             // of the tiny head
+    int edges = 0;                 // T (T + 1) / 2 with the mask, T * T without
+    Matrix att;                    // (T, T): att(t, j) = the weight of the edge j -> t (0: no edge)
+    float max_no_edge = 0;         // the largest weight where the mask has no edge (exactly 0 on every device)
+    float max_sum_error = 0;       // the largest |sum of a node's incoming weights - 1|
+    float max_message_error = 0;   // the largest |out_t - sum over edges j -> t of att(t, j) v_j|, the sum on the CPU
+};
+GraphDemo run_graph_demo(Context& ctx, KernelCache& kc, const GraphDemoInput& in);
 
 }  // namespace attn::lab

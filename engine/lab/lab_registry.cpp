@@ -34,6 +34,12 @@ const std::vector<DemoInfo>& demos() {
          "Every sequence in a batch is processed independently; the batch only exists so the hardware has more "
          "work to do at once. Changing the tokens of one element leaves every other element's attention weights "
          "and outputs bit-identical."},
+        {"graph", "Attention is communication on a directed graph",
+         "Think of the T positions as nodes. The mask decides which nodes have an edge into which: in a decoder, "
+         "node t hears from itself and every node before it, never from the future; an encoder connects them all. "
+         "Each node sends a value along its edges, and each receiving node takes a weighted sum of what arrives, "
+         "with weights from softmax(q . k / sqrt(head_size)) over its incoming edges: data-dependent, summing to "
+         "one. Attention is this message passing; nothing about it needs the nodes to be in order."},
     };
     return list;
 }

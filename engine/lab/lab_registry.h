@@ -11,7 +11,7 @@ struct DemoInfo {
     std::string explanation;  // two or three sentences in the lecture's spirit
 };
 
-// The seven demos in the lecture's order.
+// The eight demos: the lecture's trick and scaling in its order, then its notes on attention.
 const std::vector<DemoInfo>& demos();
 // nullptr when `name` is not a demo.
 const DemoInfo* find_demo(const std::string& name);
