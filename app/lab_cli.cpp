@@ -70,7 +70,7 @@ const char* k_usage =
     "       attnlab lab NAME [--device N] [options]\n"
     "  matmul   [--a ones|tril|average] [--b \"2,6;6,4;7,5\"]\n"
     "  average  [--shape B,T,C] [--show b] [--seed N]\n"
-    "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 8,16 (each in (0, 1024])]\n"
+    "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1,8 (the default; each in (0, 1024])]\n"
     "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
     "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
     "  position [--text \"to be or\"] [--pos on|off] [--seed N]\n"
@@ -247,8 +247,12 @@ void show_softmax(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     for (size_t i = 0; i < d.multipliers.size(); i++) {
         out("\nsoftmax(scores * %g)\n", d.multipliers[i]);
         print_vector(out, "  probs", d.probs[i]);
-        out("     score    prob\n");
-        print_bars(out, d.probs[i], d.scores);
+        std::vector<float> scaled = d.scores;  // what the softmax saw
+        for (float& s : scaled) s *= d.multipliers[i];
+        char head[32];
+        std::snprintf(head, sizeof head, "score*%g", d.multipliers[i]);
+        out("%10s %8s\n", head, "prob");
+        print_bars(out, d.probs[i], scaled);
     }
 }
 
@@ -389,6 +393,11 @@ int run_lab_command(int argc, char** argv) {
     }
     const lab::DemoInfo* demo = lab::find_demo(args[0]);
     if (!demo) {
+        if (args[0].rfind("--", 0) == 0) {  // lab --device 0 softmax: the name comes first
+            std::fprintf(stderr, "error: name the demo first: attnlab lab NAME %s ...; the demos are: %s\n", args[0].c_str(),
+                         lab::demo_names().c_str());
+            return 2;
+        }
         std::fprintf(stderr, "error: no lab demo '%s'; the demos are: %s\n", args[0].c_str(), lab::demo_names().c_str());
         return 2;
     }

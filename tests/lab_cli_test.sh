@@ -43,6 +43,7 @@ check "graph last node" 0 "^  node 7 'r' +<-  0 't' 0\.[0-9]{2}  1 'o'" lab grap
 check "graph messages" 0 'against that sum on the CPU\): ([0-9.]+e-0[6-9]|0)$' lab graph
 check "graph encoder edges" 0 '^edges: 9 of the 9 possible; no mask' lab graph --mask off --text abc
 error 2 "--mask: use on (a decoder) or off (an encoder)" lab graph --mask maybe
+error 2 "name the demo first: attnlab lab NAME --device" lab --device 0 softmax
 error 2 "lab graph: the text must have 2..64 characters" lab graph --text x
 check "position off" 0 'permutation: (0|[0-9.]+e-0[6-9]|1e-05)$' lab position --pos off
 check "batches" 0 '^ +2  "e: that "  "uestion\."  changed +changed$' lab batches
@@ -64,7 +65,7 @@ error 2 "--seed: must be a whole number from 0 to 2^53 (got '9007199254740993')"
 error 2 "--seed: must be a whole number from 0 to 2^53 (got '12x')" lab average --seed 12x
 error 2 "1e40 is out of range" lab softmax --scores 1e40,1
 error 2 "lab --list takes nothing" lab --list extra
-check "--flag=value" 0 "3.0000   0.9997" lab softmax --scores=1,2,3
+check "--flag=value" 0 "24.0000   0.9997" lab softmax --scores=1,2,3
 check "a value that looks like --flag=value" 0 '"--a=b=cd" +changed' lab batches --change 1 --replacement "--a=b=cd"
 error 2 "steps must be 1..100000" lab encoder --steps -5 --data "$corpus"
 check "fewer steps than the default loss tail" 0 "mean of the last 10 of 10 steps" lab encoder --steps 10 --chars 0 --data "$corpus"

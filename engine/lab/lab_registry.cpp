@@ -39,7 +39,9 @@ const std::vector<DemoInfo>& demos() {
          "node t hears from itself and every node before it, never from the future; an encoder connects them all. "
          "Each node sends a value along its edges, and each receiving node takes a weighted sum of what arrives, "
          "with weights from softmax(q . k / sqrt(head_size)) over its incoming edges: data-dependent, summing to "
-         "one. Attention is this message passing; nothing about it needs the nodes to be in order."},
+         "one. Attention is this message passing; nothing about it needs the nodes to be in order. Here queries, keys "
+         "and values all come from the same nodes (self-attention); in cross-attention the keys and values come "
+         "from another set of nodes, such as an encoder's."},
     };
     return list;
 }
