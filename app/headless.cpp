@@ -215,7 +215,7 @@ int run_headless(const RunOptions& o) {
             } catch (const Interrupted&) {
                 return stopped(it);
             }
-            if (tokens_since > 0) last_tps = tokens_since / train_seconds;
+            if (tokens_since > 0 && train_seconds > 0) last_tps = tokens_since / train_seconds;
             std::printf("step %d: train loss %.4f, val loss %.4f", it, e.train, e.val);
             if (last_tps > 0)
                 std::printf(" | %.0f tokens/s, %.2f ms/step, GPU memory %.1f MiB", last_tps, 1e3 * train_seconds / steps_since,

@@ -15,8 +15,9 @@ namespace attn {
 static std::atomic<int> g_signal{0};  // lock-free: set by a handler on whichever thread, read by the loops
 static_assert(std::atomic<int>::is_always_lock_free);
 // the line the first signal prints: two buffers, the one in use named by g_line_now, so that set_interrupt_message
-// never changes the text a handler may be writing
-static char g_line[2][200];
+// never changes the text a handler may be writing (safe for one change after the handlers are installed, all the
+// headless run makes: a second would rewrite the buffer the first left to a handler)
+static char g_line[2][512];
 static size_t g_line_len[2] = {0, 0};
 static std::atomic<int> g_line_now{0};
 static std::atomic<long long> g_first_ns{0};  // when the first signal arrived (CLOCK_MONOTONIC), 0 until known

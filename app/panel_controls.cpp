@@ -33,7 +33,7 @@ static void section(const char* title) {
 static Config live_candidate(const Config& running, const Config& edit) { return with_live_fields(running, edit); }
 
 static bool restart_fields_differ(const Config& a, const Config& b) {
-    return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.head_size != b.head_size ||
+    return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.hs() != b.hs() ||
            a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed || a.kind != b.kind || a.ffn != b.ffn ||
            a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos;
 }

@@ -1,4 +1,4 @@
-// Lab demos 5-7 on models: encoder versus decoder (and its training job), position (permutation), batches (independence).
+// Lab demos 5-8 on models: encoder versus decoder (and its training job), position, batches, graph (message passing).
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -312,10 +312,11 @@ void draw_graph(LabState& st, Context& ctx) {
                 }
             }
         }
+    const std::vector<std::string> chars = labels_of(d.text);  // a space drawn visible, as on the heatmap's axes
     for (int t = 0; t < T; t++) {
         ImVec2 c(x_of(t), base);
         dl->AddCircleFilled(c, r, t == sel ? IM_COL32(240, 170, 60, 255) : IM_COL32(70, 90, 120, 255));
-        std::string ch = labels_of(d.text)[size_t(t)];  // a space drawn visible, as on the heatmap's axes
+        const std::string& ch = chars[size_t(t)];
         ImVec2 ts = ImGui::CalcTextSize(ch.c_str());
         dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(255, 255, 255, 255), ch.c_str());
         char n[16];

@@ -368,6 +368,8 @@ def cmd_train(args):
             c[k] = v
     if args.n_head is not None and args.head_size is None:
         c["head_size"] = 0  # as attnlab: head size derived from n_embd / n_head once n_head is given
+    if not c["bigram"] and c["head_size"] == 0 and c["n_embd"] % c["n_head"] != 0:  # as attnlab's validate
+        raise SystemExit("n_embd must be a multiple of n_head to split into heads of equal size")
     if not c["bigram"] and (c["residual"] or c["ffn"] or c["n_layer"] > 1) and c["n_head"] * head_size(c) != c["n_embd"]:
         raise SystemExit("n_head x head_size must equal n_embd for this preset")
     torch.set_num_threads(args.threads)

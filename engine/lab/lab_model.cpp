@@ -1,4 +1,4 @@
-// Lab demos 5-7 on models: encoder versus decoder (training), position (permutation), batches (independence).
+// Lab demos 5-8 on models: encoder versus decoder (training), position (permutation), batches (independence), graph.
 #include "lab/lab_model.h"
 
 #include <cmath>

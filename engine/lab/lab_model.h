@@ -46,7 +46,7 @@ void check_encoder_corpus(const Dataset& data);
 EncoderDemo run_encoder_demo(Context& ctx, const Dataset& data, const EncoderDemoInput& in,
                              const EncoderProgress& keep_going = {});
 
-// --- the tiny random single-head model of demos 6 and 7: embedding -> qkv -> attention ---
+// --- the tiny random single-head model of demos 6-8: embedding -> qkv -> attention ---
 struct TinyHeadInput {
     int C = 32, HS = 16;   // embedding width, head size
     bool use_pos = true;

@@ -245,7 +245,7 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
         ck.history.step_losses = hist.at("step_losses").get<std::vector<float>>();
         for (auto& ev : hist.at("evals"))  // [step, train, val, tokens/s]; checkpoints before tokens/s: 3 values
             ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>(),
-                                        ev.size() > 3 ? ev.at(3).get<double>() : -1.0});
+                                        ev.size() > 3 && ev.at(3).is_number() ? ev.at(3).get<double>() : -1.0});
     } catch (const std::exception&) {
         throw bad("has damaged metadata");
     }
