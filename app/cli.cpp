@@ -172,7 +172,8 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--save", o.save_path, "headless: checkpoint (safetensors) written at every evaluation, at the end and on Ctrl+C");
     app.add_option("--resume", o.resume_path, "headless: continue from a checkpoint; --max-iters counts from step 0 (the window: Ctrl+O)");
     app.add_option("--exit-after-steps", o.exit_after_steps,
-                   "window: train N steps (1 to 100000000), write --screenshot (if given) and exit 0")
+                   "window: train N steps (1 to 100000000), write --screenshot (if given) and exit (0; 2 if training diverges or "
+                   "fails first)")
         ->check(CLI::Range(1, 100000000).description(""));
     app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12");
     app.add_option("--fps", o.fps, "window: frame-rate cap, 1 to 240 (default 30)")
