@@ -49,7 +49,7 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
     }
     float cell = std::max(1.0f, std::floor(map / G));
     map = cell * G;
-    ImGui::TextDisabled("%d layers x %d heads, %s; click a map to open it", L, NH,
+    ImGui::TextDisabled("%d layer%s x %d head%s, %s; click a map to open it", L, L == 1 ? "" : "s", NH, NH == 1 ? "" : "s",
                         f > 1 ? (std::to_string(f) + "x" + std::to_string(f) + " blocks averaged").c_str() : "every cell");
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p0 = ImGui::GetCursorScreenPos();

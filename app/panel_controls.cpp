@@ -232,7 +232,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     auto rerrs = validate(e);
     field_error(rerrs, "--block-size");
     ImGui::BeginDisabled(e.kind == ModelKind::Bigram);
-    ImGui::InputInt("n_embd (C)", &e.n_embd);
+    ImGui::InputInt("n_embd (C)", &e.n_embd, std::max(1, e.n_head));  // +/- by n_head: heads of equal size stay possible
     field_error(rerrs, "--n-embd");
     ImGui::InputInt("n_head", &e.n_head);
     field_error(rerrs, "--n-head");

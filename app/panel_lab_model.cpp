@@ -3,6 +3,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -284,6 +285,8 @@ void draw_graph(LabState& st, Context& ctx) {
         if (t >= 0 && t < T) sel = t;
     }
     const ImU32 faint = IM_COL32(150, 150, 150, 60);
+    const bool weight_labels = step >= 34;                  // room for "0.25" between nodes; else the heatmap has them
+    const int index_every = int(std::ceil(22.0f / step));  // node numbers that do not run together
     for (int pass = 0; pass < 2; pass++)  // the other nodes' edges faint, then the chosen node's on top
         for (int t = 0; t < T; t++) {
             if ((t == sel) != (pass == 1)) continue;
@@ -303,7 +306,7 @@ void draw_graph(LabState& st, Context& ctx) {
                     dl->AddBezierCubic(a, ImVec2(a.x, a.y - lift), ImVec2(b.x, b.y - lift), b, col, thick, 24);
                     if (t == sel) dl->AddTriangleFilled(ImVec2(b.x, b.y), ImVec2(b.x - 4, b.y - 8), ImVec2(b.x + 4, b.y - 8), col);
                 }
-                if (t == sel) {
+                if (t == sel && weight_labels) {
                     char s[16];
                     std::snprintf(s, sizeof s, "%.2f", w);
                     ImVec2 ts = ImGui::CalcTextSize(s);
@@ -319,13 +322,16 @@ void draw_graph(LabState& st, Context& ctx) {
         const std::string& ch = chars[size_t(t)];
         ImVec2 ts = ImGui::CalcTextSize(ch.c_str());
         dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(255, 255, 255, 255), ch.c_str());
+        if (t % index_every != 0 && t != sel) continue;
         char n[16];
         std::snprintf(n, sizeof n, "%d", t);
         ts = ImGui::CalcTextSize(n);
-        dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y + r + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), n);
+        dl->AddText(ImVec2(c.x - ts.x * 0.5f, c.y + r + 2),
+                    ImGui::GetColorU32(t == sel ? ImGuiCol_Text : ImGuiCol_TextDisabled), n);
     }
-    ImGui::Text("Node %d '%s' receives the weighted sum of the values of its %d incoming edges (weights sum to 1).", sel,
-                visible(std::string(1, d.text[size_t(sel)])).c_str(), d.causal ? sel + 1 : T);
+    ImGui::TextWrapped("Node %d '%s' receives the weighted sum of the values of its %d incoming edges (weights sum to "
+                       "1%s).", sel, visible(std::string(1, d.text[size_t(sel)])).c_str(), d.causal ? sel + 1 : T,
+                       weight_labels ? "" : "; too many nodes to label the arcs: its row of the heatmap below has them");
     bool ok = d.max_message_error < 1e-4f && d.max_sum_error < 1e-4f && d.max_no_edge == 0.0f;
     ImGui::PushStyleColor(ImGuiCol_Text, ok ? k_good_colour : k_bad_colour);
     ImGui::TextWrapped("Checked on the CPU: largest |output - sum of w v over the edges| %.2g; largest |sum of weights - 1| "

@@ -62,9 +62,11 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     if (s.it_per_s > 0 || !snap.running) std::snprintf(buf, sizeof buf, "step %d | %.1f it/s", s.step, s.it_per_s);
     else std::snprintf(buf, sizeof buf, "step %d | -- it/s", s.step);
     pieces.push_back({buf, 0});
-    std::snprintf(buf, sizeof buf, "%.0f tokens/s", s.tokens_per_s);
+    // paused: the training speed of the last steps, said to be the last (it/s, wall time, falls to 0)
+    const char* last = snap.running ? "" : " (last)";
+    std::snprintf(buf, sizeof buf, "%.0f tokens/s%s", s.tokens_per_s, last);
     pieces.push_back({buf, 1});
-    std::snprintf(buf, sizeof buf, "%.2f ms/step (GPU %.2f ms)", s.ms_per_step, s.gpu_ms);
+    std::snprintf(buf, sizeof buf, "%.2f ms/step (GPU %.2f ms)%s", s.ms_per_step, s.gpu_ms, last);
     pieces.push_back({buf, 3});
     std::snprintf(buf, sizeof buf, "%.0f/%d fps", s.fps, fps_cap);
     pieces.push_back({buf, 4});

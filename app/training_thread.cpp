@@ -18,13 +18,14 @@ using Clock = std::chrono::steady_clock;
 static constexpr double k_sample_ratio = 19.0;
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
-                               int exit_after_steps, const FaultInjection& fault, int replicas)
+                               int exit_after_steps, const FaultInjection& fault, int replicas, bool running)
     : m_ctx(ctx), m_data(std::make_unique<Dataset>(std::move(data))), m_corpus_path(corpus_path),
       m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas) {
     m_snap.cfg = cfg;
     m_snap.corpus_path = corpus_path;
     m_snap.version = 1;  // a fresh Snapshot (version 0) always takes this first copy
-    m_pending.running = true;
+    m_pending.running = running;
+    m_snap.running = running;
     m_thread = std::thread([this] { run(); });
 }
 
@@ -44,6 +45,10 @@ void TrainingThread::set_running(bool on) {
     std::lock_guard lk(m_mutex);
     m_pending.running = on;
     m_snap.running = on;
+    if (on && m_snap.message_until_start) {  // "reached max iters: paused; Start continues" no longer holds
+        m_snap.message.clear();
+        m_snap.message_until_start = false;
+    }
     publish();
     m_cv.notify_all();
 }
@@ -326,6 +331,7 @@ void TrainingThread::do_revert() {
     for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
     s.diverged = false;
     s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
+    s.message_until_start = true;
     m_pending.running = false;
     s.running = false;
     publish();
@@ -540,6 +546,7 @@ void TrainingThread::do_step(bool force_attention) {
             m_pending.running = false;
             m_snap.running = false;
             m_snap.message = "reached max iters (" + std::to_string(step) + "): paused; Start continues";
+            m_snap.message_until_start = true;
             publish();
         }
     }

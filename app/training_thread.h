@@ -49,6 +49,7 @@ struct Snapshot {
     bool has_model = false;
     std::string busy;             // what the thread is doing now, e.g. "building the model" (empty: idle/training)
     std::string message;          // last error or notice for the user
+    bool message_until_start = false;  // message is a "paused; ... Start" notice, cleared when training starts again
     std::string restart_error;    // why the last Apply & restart was refused
     std::vector<float> step_losses;  // [i] = loss of step i+1
     std::vector<EvalPoint> evals;
@@ -103,9 +104,10 @@ struct Snapshot {
 class TrainingThread {
 public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
-    // fault: --inject-fault, made to happen at its step (tests).
+    // fault: --inject-fault, made to happen at its step (tests). running false: the model is built and evaluated, then
+    // waits for set_running (the window's resume prompt: no run trains behind it).
     TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps,
-                   const FaultInjection& fault = {}, int replicas = 0);
+                   const FaultInjection& fault = {}, int replicas = 0, bool running = true);
     ~TrainingThread();  // stop()s
     // Ends the thread (autosaving first when autosave is on); the last Snapshot stays readable with poll().
     void stop();

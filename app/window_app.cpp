@@ -227,7 +227,8 @@ ResumePrompt find_autosave(const Dataset& data) {
 }
 
 void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
-    if (resume) tt.load_checkpoint_from(k_autosave_path);
+    if (resume) tt.load_checkpoint_from(k_autosave_path);  // taken before any step
+    tt.set_running(true);
     rp.open = false;
 }
 
@@ -316,7 +317,8 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
         std::printf("attnlab: %s\n", resume.set_aside.c_str());
         std::fflush(stdout);
     }
-    TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas);
+    // while the resume prompt is open nothing trains: the fresh model waits for the answer
+    TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas, !resume.open);
     NoticeLog log;
 
     Panels p;
