@@ -49,6 +49,7 @@ window_session 400 "import compare convert" '
     for mode in default x11-shm swapchain; do
         if [ $mode = default ]; then unset ATTN_PRESENT; else export ATTN_PRESENT=$mode; fi
         if [ $mode = x11-shm ]; then export ATTN_CHECK_REDRAW=1; else unset ATTN_CHECK_REDRAW; fi
+        rm -f attnlab_autosave.safetensors  # the run before autosaved at quit: no resume prompt (nothing trains under it)
         start $mode.out --eval-interval 50
         wait_steps 30 || fail "$mode: the window did not train 30 steps within 60 s"
         if [ $mode = x11-shm ]; then   # tooltips and the Lab over the panels, then gone again
