@@ -11,6 +11,8 @@
 namespace attn {
 
 static const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
+// Cell sizes (pixels) from which the "values" checkbox writes each weight: "0.42", then ".42"
+static const float k_values_cell = 30, k_digits_cell = 19;
 
 // Viridis, sampled at 9 stops: dark purple (0) to yellow (1).
 constexpr float k_viridis[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},   {44, 113, 142}, {33, 144, 141},
@@ -144,8 +146,14 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     }
     if (L * NH > 1) ImGui::SameLine();
     ImGui::Checkbox("values", &st.show_values);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Each weight written in its cell: two decimals from %.0f px cells, two digits (.42) from %.0f px; "
+                          "any size: hover a cell", k_values_cell, k_digits_cell);
     ImGui::SameLine();
-    ImGui::TextDisabled("rows=query cols=key");
+    if (st.show_values && st.cell > 0 && st.cell < k_digits_cell)
+        ImGui::TextDisabled("(too small for values)");
+    else
+        ImGui::TextDisabled("rows=query cols=key");
     int T = snap.att_T;
     if (T <= 0 || snap.attention.size() != size_t(T) * T) {
         ImGui::TextDisabled("Waiting for the first training step...");
@@ -154,7 +162,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
 
     // Cells of at least 3 pixels; a long context shows a window of n positions that a slider moves.
     ImVec2 avail0 = ImGui::GetContentRegionAvail();
-    const float label_w = 26, label_h = 18, legend_w = 110, seq_w = 90, min_cell = 3;
+    const float label_w = 26, label_h = 18, legend_w = 110, min_cell = 3;
+    // the input sequence beside the map repeats its labels: dropped when the map would be under 160 px with it
+    float seq_w = avail0.x - label_w - legend_w - 90 >= std::min(160.0f, avail0.y - label_h - 4) ? 90 : 0;
     float room = std::min(avail0.x - label_w - legend_w - seq_w, avail0.y - label_h - 4);
     int n = std::clamp(int(room / min_cell), 1, T);
     if (n < T) {
@@ -169,6 +179,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImDrawList* panel_dl = ImGui::GetWindowDrawList();
     ImVec2 p0 = ImGui::GetCursorScreenPos();
     float cell = std::max(std::floor(room / n), 2.0f);
+    st.cell = cell;
     ImVec2 g(p0.x + label_w, p0.y + label_h);
     float side = cell * n;
     // The map and its labels change every frame, the rest of the panel seldom: a child window of their size has a
@@ -201,10 +212,13 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
             // thousands: triangles, one draw for all
             if (cell >= 16) add_opaque_fill(dl, a, b, masked ? k_masked_colour : colormap(w));
             else dl->AddRectFilled(a, b, masked ? k_masked_colour : colormap(w));
-            if (!masked && st.show_values && cell >= 30) {
+            if (!masked && st.show_values && cell >= k_digits_cell) {
                 char buf[16];
-                std::snprintf(buf, sizeof buf, "%.2f", w);
+                if (cell >= k_values_cell) std::snprintf(buf, sizeof buf, "%.2f", w);
+                else if (w >= 0.995f) std::snprintf(buf, sizeof buf, "1");  // two digits: .42 for 0.42
+                else std::snprintf(buf, sizeof buf, ".%02d", std::clamp(int(w * 100 + 0.5f), 0, 99));
                 ImVec2 ts = ImGui::CalcTextSize(buf);
+                if (ts.x > cell - 2) continue;  // a wide font: no text rather than text over the next cell
                 dl->AddText(ImVec2(a.x + (cell - ts.x) * 0.5f, a.y + (cell - ts.y) * 0.5f),
                             w > 0.6f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 230), buf);
             }
@@ -242,17 +256,19 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     dl->AddText(ImVec2(lx + 18, sy + 14), IM_COL32(150, 150, 160, 255), "(future)");
 
     // the input sequence beside the map
-    ImGui::SetCursorScreenPos(ImVec2(lx + legend_w - 14, p0.y));
-    ImGui::BeginChild("##sequence", ImVec2(seq_w, std::max(label_h + side, 60.0f)), true);
-    ImGui::TextDisabled("input #%d", snap.att_element);
-    if (snap.att_element != st.element) ImGui::TextDisabled("(#%d next step)", st.element);
-    for (int t = 0; t < int(snap.att_chars.size()); t++) {
-        bool on = t == hi || t == hj;
-        if (on) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 220, 80, 255));
-        ImGui::Text("%3d %s", t, visible_char(snap.att_chars[t]).c_str());
-        if (on) ImGui::PopStyleColor();
+    if (seq_w > 0) {
+        ImGui::SetCursorScreenPos(ImVec2(lx + legend_w - 14, p0.y));
+        ImGui::BeginChild("##sequence", ImVec2(seq_w, std::max(label_h + side, 60.0f)), true);
+        ImGui::TextDisabled("input #%d", snap.att_element);
+        if (snap.att_element != st.element) ImGui::TextDisabled("(#%d next step)", st.element);
+        for (int t = 0; t < int(snap.att_chars.size()); t++) {
+            bool on = t == hi || t == hj;
+            if (on) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 220, 80, 255));
+            ImGui::Text("%3d %s", t, visible_char(snap.att_chars[t]).c_str());
+            if (on) ImGui::PopStyleColor();
+        }
+        ImGui::EndChild();
     }
-    ImGui::EndChild();
 
     if (hi >= 0 && hi < int(snap.att_chars.size()) && hj < int(snap.att_chars.size())) {
         ImGui::BeginTooltip();

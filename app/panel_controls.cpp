@@ -2,6 +2,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "panels.h"
@@ -91,7 +92,18 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         st.model_id = snap.model_id;
     }
     bool screenshot = false;
-    ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+    // Fields as wide as the longest label leaves room for, 45% of the panel at least: in a narrow window the labels
+    // are cut at the panel's edge, not the numbers (a max iters of 5000 must not read 500)
+    {
+        float avail = ImGui::GetContentRegionAvail().x;
+        const ImGuiStyle& style = ImGui::GetStyle();
+        float label = ImGui::CalcTextSize("head size (0: 128)").x + style.ItemInnerSpacing.x;
+        // an InputInt: its - and + buttons and seven digits
+        float digits = 2 * (ImGui::GetFrameHeight() + style.ItemInnerSpacing.x) + ImGui::CalcTextSize("0000000").x +
+                       2 * style.FramePadding.x;
+        float w = std::max({avail * 0.45f, std::min(avail - label, 170.0f), digits});
+        ImGui::PushItemWidth(std::min(w, avail));
+    }
 
     // --- run ---
     ImGui::BeginDisabled(!snap.has_model || snap.fatal);

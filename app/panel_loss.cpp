@@ -63,6 +63,9 @@ static void draw_ghost_list(LossState& st, float height) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x - 30));
         ImGui::InputText("##name", &g.name);
+        if (ImGui::IsItemHovered() && !g.evals.empty())
+            ImGui::SetTooltip("ends at step %d, val %.4f (the plot spans this run's max iters at most)",
+                              g.evals.back().step, g.evals.back().val);
         ImGui::SameLine();
         if (ImGui::SmallButton("x")) remove = i;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Remove this run from the plot");
@@ -177,6 +180,9 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         }
     lo = std::max(lo * 0.95, 1e-3);
     hi = hi * 1.03;
+    // Earlier runs widen the x axis only up to this run's max iters: a 5000-step ghost does not squeeze a 500-step
+    // run into the plot's left tenth (the ghost is cut at the right edge instead)
+    if (snap.cfg.max_iters > 0) ghost_xmax = std::min(ghost_xmax, snap.cfg.max_iters);
     int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step, ghost_xmax});
     auto ty = [&](double v) { return st.log_y ? std::log(std::max(v, 1e-6)) : v; };
     double tlo = ty(lo), thi = ty(hi);

@@ -95,7 +95,7 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     bar_row(dl, "evaluation", val, float(s.eval_s / wall), w, IM_COL32(255, 150, 50, 255));
     std::snprintf(val, sizeof val, "%.0f%%", 100 * s.sample_s / wall);
     bar_row(dl, "sampling", val, float(s.sample_s / wall), w, IM_COL32(200, 120, 255, 255));
-    ImGui::TextDisabled("share of %.1f s wall time since the model was built", s.wall_s);
+    ImGui::TextDisabled("share of the %.1f s since the model was built, pauses left out", s.wall_s);
 
     ImGui::Separator();
     if (!snap.profiling) {

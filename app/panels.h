@@ -75,6 +75,7 @@ struct AttentionState {
     int first = 0;  // first position shown when T is too large for the panel
     bool show_values = true;
     bool all_heads = false;  // a grid of every layer x head instead of one map
+    float cell = 0;          // the last frame's cell size in pixels (whether values fit)
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 

@@ -242,6 +242,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
     m_kernel_hist.clear();
     m_kernel_next = 0;
     m_built_at = Clock::now();
+    m_idle = {};
     m_cfg = cfg;
     m_att_full.clear();
     m_trainer->set_display_batch(std::clamp(m_att_element, 0, cfg.batch_size - 1));
@@ -296,10 +297,21 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         s.keeps_good_state = m_trainer->num_params() < k_good_state_params;
         publish();
     }
+    show_attention_now();
     if (eval_start) {
         keep_good_state();
         do_eval();  // the lecture prints step 0 too
     }
+}
+
+// The map before any step (after a build, a load, a revert): the weights' attention on the next step's batch,
+// from a forward pass that changes nothing the step depends on (Trainer::preview_attention).
+void TrainingThread::show_attention_now() {
+    if (!m_trainer || m_cfg.kind == ModelKind::Bigram) return;
+    if (!m_trainer->preview_attention()) return;  // quitting
+    m_att_full = m_trainer->read_attention();
+    m_shown_b = m_trainer->display_batch();
+    slice_attention();
 }
 
 // Keeps the trainer's state in memory for Revert, when the model is small enough and the weights are finite.
@@ -322,7 +334,7 @@ void TrainingThread::do_revert() {
     m_history = m_good_history;
     m_diverged = false;
     m_weights_changed = true;
-    m_att_full.clear();
+    show_attention_now();
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
     s.step = m_trainer->step_count();
@@ -356,6 +368,7 @@ void TrainingThread::load_from(const std::string& path) {
     m_trainer->import_state(ck.state);
     m_history = ck.history;
     m_weights_changed = true;
+    show_attention_now();  // the loaded weights' (build showed the random ones)
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
@@ -400,7 +413,7 @@ void TrainingThread::do_eval() {
     m_train_s_since_eval = 0;
     std::lock_guard lk(m_mutex);
     m_snap.eval_s += s_eval;
-    m_snap.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
+    m_snap.wall_s = active_s(Clock::now());
     m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
     m_history.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
     m_snap.busy.clear();
@@ -430,7 +443,7 @@ void TrainingThread::do_sample() {
     if (s.samples.size() > 200) s.samples.erase(s.samples.begin());
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;
-    s.wall_s = std::chrono::duration<double>(Clock::now() - m_built_at).count();
+    s.wall_s = active_s(Clock::now());
     s.sample_every_steps = s.ms_per_step > 0 ? std::max(1, int(k_sample_ratio * ms / s.ms_per_step + 0.5)) : 0;
     publish();
 }
@@ -518,7 +531,7 @@ void TrainingThread::do_step(bool force_attention) {
         // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
         if (r.gpu_timed) s.gpu_ms = s.gpu_ms > 0 ? 0.9 * s.gpu_ms + 0.1 * r.gpu_ms : r.gpu_ms;
         s.train_s += s_step;
-        s.wall_s = std::chrono::duration<double>(t1 - m_built_at).count();
+        s.wall_s = active_s(t1);
         s.device_bytes = m_ctx.allocated_bytes();
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
         if (!r.finite) {
@@ -640,7 +653,9 @@ void TrainingThread::run() {
         Pending p;
         {
             std::unique_lock lk(m_mutex);
+            auto wait_from = Clock::now();
             m_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return has_work(); });
+            m_idle += Clock::now() - wait_from;  // paused: not in the Performance panel's wall time
             p = m_pending;
             if (m_pending.quit) {
                 lk.unlock();

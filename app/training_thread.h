@@ -78,7 +78,7 @@ struct Snapshot {
     bool profiling = false;
     std::vector<KernelTime> kernel_times;  // mean over the last steps, largest first (empty: profiling off)
     int kernel_steps = 0;                  // how many steps kernel_times averages
-    double train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0;  // since the model was built
+    double train_s = 0, eval_s = 0, sample_s = 0, wall_s = 0;  // since the model was built (wall: pauses left out)
     size_t gpu_bytes = 0;                  // parameters, gradients, moments, activations and the corpus on the GPU
     int replicas = 1;                      // devices each step is split over (Trainer::replicas)
     uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
@@ -182,6 +182,7 @@ private:
     void do_eval();
     void do_sample();
     void slice_attention();
+    void show_attention_now();
     void publish();  // bumps the version and logs a new message or checkpoint outcome; call with m_mutex held
     std::string m_logged_message, m_logged_ckpt;  // the last ones publish logged
     void no_checkpoint_path(const char* what);
@@ -209,6 +210,10 @@ private:
     std::vector<std::vector<std::pair<std::string, double>>> m_kernel_hist;  // last steps' kernel times, ring
     size_t m_kernel_next = 0;
     std::chrono::steady_clock::time_point m_built_at{};
+    std::chrono::steady_clock::duration m_idle{};  // time since m_built_at spent waiting for work (paused)
+    double active_s(std::chrono::steady_clock::time_point now) const {  // wall time since the build, pauses left out
+        return std::chrono::duration<double>(now - m_built_at - m_idle).count();
+    }
     uint64_t m_finished_total = 0;
     uint64_t m_model_id = 0;
     RunHistory m_history;  // this run's evaluations and step losses, saved with checkpoints

@@ -204,6 +204,33 @@ TEST_CASE("attention weights of the last step stay on the GPU and are causal", "
     REQUIRE(tr.last_batch_tokens(0).size() == size_t(T));
 }
 
+TEST_CASE("an attention preview shows the next step's batch and leaves training unchanged", "[model]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("layernorm");  // 4 heads, residual blocks; no dropout: the step's weights are the preview's
+    c.n_layer = 2;
+    for (int replicas : {1, 2}) {
+        CAPTURE(replicas);
+        Trainer tr(test::ctx(), data, c, replicas), twin(test::ctx(), data, c, replicas);
+        tr.set_display_batch(3);
+        twin.set_display_batch(3);
+        for (int round = 0; round < 2; round++) {
+            REQUIRE(tr.preview_attention());
+            std::vector<float> preview = tr.read_attention();
+            std::vector<uint32_t> toks = tr.last_batch_tokens(3);
+            REQUIRE(preview.size() == size_t(c.n_layer) * c.n_head * c.block_size * c.block_size);
+            REQUIRE(preview[0] == 1.0f);  // the first query sees only itself: weights, not the zeros of a new buffer
+            float a = tr.step().loss, b = twin.step().loss;
+            REQUIRE(a == b);  // the preview drew no batch and changed no weight
+            REQUIRE(tr.last_batch_tokens(3) == toks);
+            REQUIRE(twin.last_batch_tokens(3) == toks);
+            // the step's own copy: the same weights' attention on the same sequence
+            test::require_close(test::to_d(tr.read_attention()), test::to_d(preview), 1e-6, 1e-4, "step vs preview");
+        }
+        REQUIRE(tr.model().read_params() == twin.model().read_params());
+    }
+}
+
 TEST_CASE("generation is seeded, respects top-k and uses the vocabulary", "[model]") {
     const Dataset& data = test::shakespeare();
     Config c;

@@ -383,7 +383,7 @@ void Trainer::build_programs() {
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);
     m_offsets = Buffer(m_ctx, B * 4, true);
     m_eval_offsets = Buffer(m_ctx, B * 4, true);
-    size_t NH = m_model->n_head(), L = m_model->n_layer();
+    size_t NH = m_model->n_head(), L = m_model->n_layer(), slice = NH * T * T * 4;
     m_display_b = std::clamp(m_display_b, 0, B - 1);
     m_att_display = Buffer(m_ctx, L * NH * T * T * 4);
     m_att_display.fill_zero();
@@ -405,6 +405,15 @@ void Trainer::build_programs() {
         m_eval_prog->begin();
         m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
         m_eval_prog->end();
+
+        // the attention preview: the eval forward on the display batch, copied as the step copies it
+        m_preview_prog = std::make_unique<Program>(m_ctx, false, budget);
+        m_preview_prog->begin();
+        m_model->record_forward(*m_preview_prog, *m_act, m_tokens, m_eval_offsets, m_seed, false, false);
+        m_preview_prog->barrier("the display copy reads the attention weights");
+        for (size_t l = 0; l < L; l++)
+            m_preview_prog->copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
+        m_preview_prog->end();
 
         m_grad_prog = std::make_unique<Program>(m_ctx, false, budget);
         m_grad_prog->begin();
@@ -663,6 +672,17 @@ float Trainer::forward_loss() {
     std::memcpy(m_eval_offsets.mapped(), m_last_offsets.data(), m_last_offsets.size() * 4);
     m_eval_prog->run();
     return static_cast<const float*>(m_act->result.mapped())[0];
+}
+
+bool Trainer::preview_attention() {
+    flush();
+    std::vector<uint32_t> offs(m_cfg.batch_size);
+    const Rng rng = m_rng;
+    sample_batch(offs, false);  // the next step's batch...
+    m_rng = rng;                // ...which the next step still draws
+    m_last_offsets = offs;
+    std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
+    return m_preview_prog->run_unless(m_stop);  // a big model's forward takes seconds on a CPU
 }
 
 std::vector<float> Trainer::read_attention() const {

@@ -108,6 +108,11 @@ public:
     // (n_layer, NH, T, T), kept on the GPU (the step copies them there), masked entries exactly 0.
     const Buffer& attention_buffer() const { return m_att_display; }
     std::vector<float> read_attention() const;
+    // Fills those weights without a step: a forward pass (no dropout, weights unchanged) on the batch the next step
+    // would draw, which also becomes last_batch_tokens' batch; the step's random state does not move. For a map to
+    // show before any step: after a build, a load, a reset or a revert. False if the stop check stopped it (the
+    // weights then hold whatever part was written).
+    bool preview_attention();
     int display_batch() const { return m_display_b; }
     void set_display_batch(int b);  // re-records the step
     // The input tokens (T,) of batch element b in the last training step.
@@ -183,7 +188,7 @@ private:
     Buffer m_hyper;         // ops::AdamWHyper, host-visible
     Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's attention for element m_display_b
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
-    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog;
+    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog, m_preview_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
     int m_replicas = 1;
     std::vector<std::unique_ptr<Shard>> m_shards;  // replicas() > 1: [0] on m_ctx (m_model), the others on their own
