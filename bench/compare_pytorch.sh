@@ -13,7 +13,8 @@
 #            4 heads, 4 layers, block 32, batch 16, dropout 0.2, lr 1e-3)
 #   --quick       few iterations (a sanity run of seconds per small preset; gpt: 2 steps)
 #   --reps N      repetitions of each pair of runs (default 3, --quick: 1); the table shows medians
-#   --threads T   PyTorch threads; auto (default) measures 1 and 2 briefly per preset and keeps the faster
+#   --threads T   PyTorch threads; auto (default) measures 1 and 2 briefly per preset and keeps the faster (with
+#                 OPENBLAS_CORETYPE unset, OpenBLAS's candidate kernels are probed the same way)
 #   --no-gpt      skip the full-size gpt preset (slow: tens of seconds per step on 2 CPU cores, each program)
 #   --gpt-iters N training steps for gpt (default 10, --quick 2; evaluations use 1 batch per split)
 #   --gpt-reps N  repetitions for gpt (default 1)
@@ -64,52 +65,37 @@ trap 'rm -rf "$tmp"' EXIT
 # ---- OpenBLAS's kernels ----------------------------------------------------------------------------------------
 # OpenBLAS picks its kernels from the CPU model it recognises; Debian bookworm's 0.3.21 does not know some newer
 # CPUs (an Intel Xeon with AVX-512 FP16 here) and falls back to "Prescott", its SSE3 kernels: 4-6x slower
-# matmuls (1 thread: 31 against 141-189 GFLOP/s at 2048x384x1536). A fair comparison gives PyTorch its best:
-# when OPENBLAS_CORETYPE is unset, time a few of the presets' matmul shapes with the detected kernels and with
-# the ones the CPU's flags allow (SkylakeX: AVX-512, Haswell: AVX2), and keep the fastest.
-openblas_note=""
+# matmuls (1 thread: 31 against 141-189 GFLOP/s at 2048x384x1536). And which kernels are fastest depends on the
+# shapes: on an AMD EPYC (Zen 5) Haswell's AVX2 kernels ran the small GPT 20% faster than the detected AVX-512 ones,
+# which ran gpt's big matmuls 40% faster than Haswell's. A fair comparison gives PyTorch its best for each preset:
+# unless OPENBLAS_CORETYPE is set, each preset's probe (below) tries the detected kernels and those the CPU's flags
+# allow (SkylakeX: AVX-512, Haswell: AVX2), with each thread count, and keeps the fastest pair.
+openblas_note="" cores=(caller)
 openblas_choose() {
     [ "$torch_device" = cpu ] || return 0
-    local detected
+    local detected flags
     detected=$("$PY" -c 'import sys; sys.path.insert(0, "bench"); from reference import openblas_core; print(openblas_core() or "")' 2>/dev/null || true)
     if [ -z "$detected" ]; then openblas_note="PyTorch's BLAS is not OpenBLAS (or says no kernel set)"; return 0; fi
-    if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note="OpenBLAS kernels $detected (OPENBLAS_CORETYPE set by the caller)"; return 0; fi
-    local cands=(default) flags best=default best_s="" c s default_s=""
+    if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note="OpenBLAS kernels $detected (OPENBLAS_CORETYPE set by the caller; unset, the probe chooses per preset)"; return 0; fi
+    cores=(default)
     flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
-    grep -qw avx512f <<<"$flags" && [ "$detected" != SkylakeX ] && cands+=(SkylakeX)
-    grep -qw avx2 <<<"$flags" && [ "$detected" != Haswell ] && cands+=(Haswell)
-    [ ${#cands[@]} -gt 1 ] || { openblas_note="OpenBLAS kernels $detected (as detected)"; return 0; }
-    for c in "${cands[@]}"; do
-        s=$( ( [ "$c" = default ] || export OPENBLAS_CORETYPE=$c; "$PY" - <<'PY' ) 2>/dev/null || echo ""
-import time, torch
-torch.set_num_threads(1)
-# (M, K, N) of the presets' linear layers: single-head/layernorm (B32 T8 C32), small GPT (B16 T32 C64), gpt's
-shapes = [(256, 32, 96), (256, 32, 65), (512, 64, 256), (512, 256, 64), (512, 64, 192), (2048, 384, 1536)]
-mats = [(torch.randn(m, k), torch.randn(k, n)) for m, k, n in shapes]
-best = float("inf")
-for _ in range(3):
-    t = time.perf_counter()
-    for a, b in mats:
-        for _ in range(max(1, int(5e7 // (2 * a.shape[0] * a.shape[1] * b.shape[1])))):
-            a @ b
-    best = min(best, time.perf_counter() - t)
-print(f"{best:.4f}")
-PY
-        )
-        [ -n "$s" ] || continue
-        echo "   OpenBLAS kernels $([ "$c" = default ] && echo "$detected (detected)" || echo "$c"): ${s} s for the probe's matmuls"
-        [ "$c" = default ] && default_s=$s
-        if [ -z "$best_s" ] || awk -v a="$s" -v b="$best_s" 'BEGIN{exit !(a < 0.9 * b)}'; then best=$c best_s=$s; fi
-    done
-    if [ "$best" = default ]; then
-        openblas_note="OpenBLAS kernels $detected (as detected; faster than ${cands[*]:1} here)"
+    grep -qw avx512f <<<"$flags" && [ "$detected" != SkylakeX ] && cores+=(SkylakeX)
+    grep -qw avx2 <<<"$flags" && [ "$detected" != Haswell ] && cores+=(Haswell)
+    detected_core=$detected
+    if [ ${#cores[@]} -gt 1 ]; then
+        openblas_note="OpenBLAS kernels chosen per preset by its probe among $detected (detected)$(printf ', %s' "${cores[@]:1}") (column \"PyTorch threads, kernels\")"
     else
-        export OPENBLAS_CORETYPE=$best
-        openblas_note="OpenBLAS kernels $best (OPENBLAS_CORETYPE=$best: it detected $detected, whose kernels took ${default_s:-?} s against $best_s s for the probe's matmuls)"
+        openblas_note="OpenBLAS kernels $detected (as detected)"
     fi
 }
+detected_core=""
 openblas_choose
 [ -z "$openblas_note" ] || echo "PyTorch: $openblas_note"
+# core_env CORE: env's arguments that run PyTorch with those kernels (caller: as the caller set them)
+core_env() {
+    case "$1" in caller) ;; default) echo "-u OPENBLAS_CORETYPE" ;; *) echo "OPENBLAS_CORETYPE=$1" ;; esac
+}
+core_name() { case "$1" in caller) echo "${OPENBLAS_CORETYPE:-}" ;; default) echo "$detected_core" ;; *) echo "$1" ;; esac; }
 
 # ---- per preset: model flags (the same for both programs) and the iteration schedule -------------------------
 model_args() {
@@ -219,36 +205,36 @@ echo "== training: Attention Lab and PyTorch back to back, $reps repetition(s) (
 [ $quick = 1 ] && echo "   --quick: few iterations, the val losses are far from converged"
 echo "$presets" | grep -qw gpt && echo "   warning: the gpt preset (B64 x T256, 6 layers x 384) takes tens of seconds per step on 2 CPU cores: $gpt_iters steps x $gpt_reps rep(s) per program may take 10-30 minutes; --no-gpt skips it"
 rows=()
-small_gpt_threads=""
 for p in $presets; do
     n_reps=$reps
     [ "$p" != gpt ] || n_reps=$gpt_reps
     margs=$(model_args "$p") || { status=1; continue; }
     read -r iters interval eiters < <(schedule "$p")
     sargs="--max-iters $iters --eval-interval $interval --eval-iters $eiters"
-    th=$threads
-    if [ "$th" = auto ] && [ "$p" = gpt ] && [ -n "$small_gpt_threads" ]; then
-        th=$small_gpt_threads   # a probe of the full gpt costs minutes: reuse small-gpt's choice
-        echo "   gpt: PyTorch threads $th (as measured for small-gpt)"
-    fi
-    if [ "$th" = auto ]; then
+    # the probe: brief PyTorch runs with each thread count (auto: 1 and 2) and each of OpenBLAS's candidate kernels;
+    # gpt is probed too (a few minutes): small-gpt's choice does not carry over (1 thread is faster for the small
+    # models, 2 for gpt's big matmuls: 462 against 598 tokens/s on the Intel VM)
+    ths=$([ "$threads" = auto ] && echo "1 2" || echo "$threads")
+    th=${ths%% *} core=${cores[0]}
+    if [ "$torch_device" = cpu ] && [ $(( $(wc -w <<<"$ths") * ${#cores[@]} )) -gt 1 ]; then
         pi=$(probe_iters "$p")
         best=0
-        for t in 1 2; do
-            # bounded: with other processes busy, 2 threads can be 30x slower than 1 (OpenMP spinning)
-            if timeout "${PROBE_TIMEOUT:-120}" "$PY" bench/reference.py train $margs --max-iters "$pi" --eval-interval "$pi" --eval-iters 1 --threads $t --quiet >"$tmp/probe.log" 2>&1; then
-                v=$(result_field "$tmp/probe.log" tokens_per_s)
-                echo "   $p: PyTorch probe ($pi steps) with $t thread(s): $v tokens/s"
-                if awk -v a="$v" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$v; th=$t; fi
-            else
-                echo "   $p: PyTorch probe with $t thread(s) failed or took over ${PROBE_TIMEOUT:-120} s: $(tail -n 2 "$tmp/probe.log")"
-            fi
+        for c in "${cores[@]}"; do
+            for t in $ths; do
+                # bounded: with other processes busy, 2 threads can be 30x slower than 1 (OpenMP spinning)
+                if timeout "${PROBE_TIMEOUT:-120}" env $(core_env "$c") "$PY" bench/reference.py train $margs --max-iters "$pi" --eval-interval "$pi" --eval-iters 1 --threads $t --quiet >"$tmp/probe.log" 2>&1; then
+                    v=$(result_field "$tmp/probe.log" tokens_per_s)
+                    echo "   $p: PyTorch probe ($pi steps) with $t thread(s), $(core_name "$c") kernels: $v tokens/s"
+                    if awk -v a="$v" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$v; th=$t; core=$c; fi
+                else
+                    echo "   $p: PyTorch probe with $t thread(s), $(core_name "$c") kernels failed or took over ${PROBE_TIMEOUT:-120} s: $(tail -n 2 "$tmp/probe.log")"
+                fi
+            done
         done
-        [ "$th" != auto ] || th=1
-        echo "   $p: PyTorch uses $th thread(s)"
     fi
-    [ "$p" != small-gpt ] || small_gpt_threads=$th
-    pt_where=$([ "$torch_device" = cpu ] && echo "$th thr" || echo "$torch_device")   # the table's threads column too
+    [ "$torch_device" != cpu ] || echo "   $p: PyTorch uses $th thread(s)$([ -n "$(core_name "$core")" ] && echo ", $(core_name "$core") kernels")"
+    # the table's threads column too
+    pt_where=$([ "$torch_device" = cpu ] && echo "$th thr$([ -n "$(core_name "$core")" ] && echo ", $(core_name "$core")")" || echo "$torch_device")
     al_tps="" pt_tps="" al_val="" pt_val="" al_wall="" pt_wall="" err=""
     for r in $(seq 1 "$n_reps"); do
         t0=$(date +%s.%N)
@@ -261,7 +247,7 @@ for p in $presets; do
             echo "   $p: $err"
         fi
         t0=$(date +%s.%N)
-        if "$PY" bench/reference.py train $margs $sargs --threads "$th" --device "$torch_device" --quiet >"$tmp/pt.log" 2>&1; then
+        if env $(core_env "$core") "$PY" bench/reference.py train $margs $sargs --threads "$th" --device "$torch_device" --quiet >"$tmp/pt.log" 2>&1; then
             t1=$(date +%s.%N)
             pt_tps+=" $(result_field "$tmp/pt.log" tokens_per_s)"; pt_val=$(result_field "$tmp/pt.log" val_loss)
             pt_wall+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"
@@ -274,10 +260,10 @@ for p in $presets; do
     [ -z "$err" ] || status=1
     a=$(echo "$al_tps" | median) b=$(echo "$pt_tps" | median)
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN{if (b+0 > 0 && a+0 > 0) printf "%.2f", a/b; else print "n/a"}')
-    rows+=("$p|$iters|$(awk -v a="$a" 'BEGIN{printf "%.0f", a}') $(echo "$al_tps" | range)|$(awk -v b="$b" 'BEGIN{printf "%.0f", b}') $(echo "$pt_tps" | range)|${pt_where% thr}|$ratio|${al_val:-n/a}|${pt_val:-n/a}|$(echo "$al_wall" | median)|$(echo "$pt_wall" | median)")
+    rows+=("$p|$iters|$(awk -v a="$a" 'BEGIN{printf "%.0f", a}') $(echo "$al_tps" | range)|$(awk -v b="$b" 'BEGIN{printf "%.0f", b}') $(echo "$pt_tps" | range)|${pt_where/ thr/}|$ratio|${al_val:-n/a}|${pt_val:-n/a}|$(echo "$al_wall" | median)|$(echo "$pt_wall" | median)")
 done
 
-header="preset|steps|Attention Lab tokens/s (median, range)|PyTorch tokens/s (median, range)|PyTorch threads (or device)|ratio AL/PT|val loss AL|val loss PT|wall s AL|wall s PT"
+header="preset|steps|Attention Lab tokens/s (median, range)|PyTorch tokens/s (median, range)|PyTorch threads, kernels (or device)|ratio AL/PT|val loss AL|val loss PT|wall s AL|wall s PT"
 echo
 if command -v column >/dev/null; then { echo "$header"; printf '%s\n' "${rows[@]}"; } | column -t -s '|'
 else { echo "$header"; printf '%s\n' "${rows[@]}"; } | tr '|' '\t'; fi
