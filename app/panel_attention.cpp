@@ -11,8 +11,10 @@
 namespace attn {
 
 static const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
-// Cell sizes (pixels) from which the "values" checkbox writes each weight: "0.42", then ".42"
-static const float k_values_cell = 30, k_digits_cell = 19;
+// Cell sizes (pixels) from which the "values" checkbox writes each weight: "0.42", then ".42" (the font's widths,
+// 2 px to spare)
+static float values_cell() { return std::max(30.0f, ImGui::CalcTextSize("0.00").x + 2); }
+static float digits_cell() { return ImGui::CalcTextSize(".00").x + 2; }
 
 // Viridis, sampled at 9 stops: dark purple (0) to yellow (1).
 constexpr float k_viridis[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},   {44, 113, 142}, {33, 144, 141},
@@ -148,9 +150,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImGui::Checkbox("values", &st.show_values);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Each weight written in its cell: two decimals from %.0f px cells, two digits (.42) from %.0f px; "
-                          "any size: hover a cell", k_values_cell, k_digits_cell);
+                          "any size: hover a cell", values_cell(), digits_cell());
     ImGui::SameLine();
-    if (st.show_values && st.cell > 0 && st.cell < k_digits_cell)
+    if (st.show_values && st.cell > 0 && st.cell < digits_cell())
         ImGui::TextDisabled("(too small for values)");
     else
         ImGui::TextDisabled("rows=query cols=key");
@@ -196,6 +198,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     layout.masked_colour = k_masked_colour;
 
     float gap = cell >= 8 ? 1.0f : 0.0f;
+    const float min_values = values_cell(), min_digits = digits_cell();
     int hi = -1, hj = -1;  // hovered query and key positions (absolute)
     if (hovered) {
         ImVec2 m = ImGui::GetIO().MousePos;
@@ -212,9 +215,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
             // thousands: triangles, one draw for all
             if (cell >= 16) add_opaque_fill(dl, a, b, masked ? k_masked_colour : colormap(w));
             else dl->AddRectFilled(a, b, masked ? k_masked_colour : colormap(w));
-            if (!masked && st.show_values && cell >= k_digits_cell) {
+            if (!masked && st.show_values && cell >= min_digits) {
                 char buf[16];
-                if (cell >= k_values_cell) std::snprintf(buf, sizeof buf, "%.2f", w);
+                if (cell >= min_values) std::snprintf(buf, sizeof buf, "%.2f", w);
                 else if (w >= 0.995f) std::snprintf(buf, sizeof buf, "1");  // two digits: .42 for 0.42
                 else std::snprintf(buf, sizeof buf, ".%02d", std::clamp(int(w * 100 + 0.5f), 0, 99));
                 ImVec2 ts = ImGui::CalcTextSize(buf);

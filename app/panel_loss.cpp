@@ -3,6 +3,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -171,18 +172,17 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     for (float v : raw)
         if (std::isfinite(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
     for (auto& e : snap.evals) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
-    int ghost_xmax = 0;
+    // Earlier runs widen the x axis only up to this run's max iters: a 5000-step ghost does not squeeze a 500-step
+    // run into the plot's left tenth (the ghost is cut at the right edge instead, and its cut part sets no y range)
+    int ghost_xmax = 0, cut = snap.cfg.max_iters > 0 ? snap.cfg.max_iters : INT_MAX;
     for (const Ghost& g : st.ghosts)
         if (g.visible && !g.evals.empty()) {
             for (auto& e : g.evals)
-                if (e.step > 0) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
-            ghost_xmax = std::max(ghost_xmax, g.evals.back().step);
+                if (e.step > 0 && e.step <= cut) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+            ghost_xmax = std::max(ghost_xmax, std::min(g.evals.back().step, cut));
         }
     lo = std::max(lo * 0.95, 1e-3);
     hi = hi * 1.03;
-    // Earlier runs widen the x axis only up to this run's max iters: a 5000-step ghost does not squeeze a 500-step
-    // run into the plot's left tenth (the ghost is cut at the right edge instead)
-    if (snap.cfg.max_iters > 0) ghost_xmax = std::min(ghost_xmax, snap.cfg.max_iters);
     int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step, ghost_xmax});
     auto ty = [&](double v) { return st.log_y ? std::log(std::max(v, 1e-6)) : v; };
     double tlo = ty(lo), thi = ty(hi);

@@ -217,7 +217,7 @@ bool TrainingThread::has_work() const {
     return !finished && (p.step_once > 0 || p.running);
 }
 
-void TrainingThread::build(const Config& cfg, bool eval_start) {
+void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     {
         std::lock_guard lk(m_mutex);
         m_snap.busy = "building the model (compiling shaders)";
@@ -297,7 +297,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start) {
         s.keeps_good_state = m_trainer->num_params() < k_good_state_params;
         publish();
     }
-    show_attention_now();
+    if (preview) show_attention_now();
     if (eval_start) {
         keep_good_state();
         do_eval();  // the lecture prints step 0 too
@@ -364,7 +364,7 @@ void TrainingThread::load_from(const std::string& path) {
     } catch (const Error& e) {
         throw Error("'" + path + "': " + e.what());
     }
-    build(ck.config, false);
+    build(ck.config, false, false);  // the preview comes with the loaded weights
     m_trainer->import_state(ck.state);
     m_history = ck.history;
     m_weights_changed = true;
@@ -743,11 +743,15 @@ void TrainingThread::run() {
                 } catch (const std::exception& e) {
                     refused = std::string("not applied: ") + e.what();
                 }
+                bool mask_changed = m_cfg.causal != m_trainer->config().causal;
                 m_cfg = m_trainer->config();
-                std::lock_guard lk(m_mutex);
-                m_snap.cfg = m_cfg;
-                if (!refused.empty()) m_snap.message = refused;
-                publish();
+                {
+                    std::lock_guard lk(m_mutex);
+                    m_snap.cfg = m_cfg;
+                    if (!refused.empty()) m_snap.message = refused;
+                    publish();
+                }
+                if (mask_changed && !p.running) show_attention_now();  // paused: the map under the new mask now
             };
             if (p.causal >= 0 && m_trainer) {  // set_causal
                 Config c = m_trainer->config();
@@ -777,8 +781,12 @@ void TrainingThread::run() {
                 m_att_element = std::clamp(p.att_element, 0, m_cfg.batch_size - 1);
                 m_att_layer = p.att_layer;
                 m_att_head = p.att_head;
-                if (m_att_element != m_trainer->display_batch()) m_trainer->set_display_batch(m_att_element);
-                slice_attention();  // layer/head now; a new batch element shows from the next step
+                if (m_att_element != m_trainer->display_batch()) {
+                    m_trainer->set_display_batch(m_att_element);
+                    // paused: the element now, on the next step's batch; training: from the next step
+                    if (!p.running) show_attention_now();
+                }
+                slice_attention();  // layer/head now
             }
             bool finished = m_trainer && m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
             if (m_trainer && !m_snap.fatal && !finished && (p.step_once > 0 || p.running)) {

@@ -171,7 +171,7 @@ private:
     }
     void run();
     bool has_work() const;
-    void build(const Config& cfg, bool eval_start = true);
+    void build(const Config& cfg, bool eval_start = true, bool preview = true);  // preview: the attention map at once
     void save_to(const std::string& path);  // throws attn::Error
     void load_from(const std::string& path);
     void keep_good_state();

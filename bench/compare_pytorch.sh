@@ -76,12 +76,12 @@ openblas_choose() {
     local detected flags
     detected=$("$PY" -c 'import sys; sys.path.insert(0, "bench"); from reference import openblas_core; print(openblas_core() or "")' 2>/dev/null || true)
     if [ -z "$detected" ]; then openblas_note="PyTorch's BLAS is not OpenBLAS (or says no kernel set)"; return 0; fi
+    detected_core=$detected
     if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note="OpenBLAS kernels $detected (OPENBLAS_CORETYPE set by the caller; unset, the probe chooses per preset)"; return 0; fi
     cores=(default)
     flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
     grep -qw avx512f <<<"$flags" && [ "$detected" != SkylakeX ] && cores+=(SkylakeX)
     grep -qw avx2 <<<"$flags" && [ "$detected" != Haswell ] && cores+=(Haswell)
-    detected_core=$detected
     if [ ${#cores[@]} -gt 1 ]; then
         openblas_note="OpenBLAS kernels chosen per preset by its probe among $detected (detected)$(printf ', %s' "${cores[@]:1}") (column \"PyTorch threads, kernels\")"
     else
@@ -95,7 +95,7 @@ openblas_choose
 core_env() {
     case "$1" in caller) ;; default) echo "-u OPENBLAS_CORETYPE" ;; *) echo "OPENBLAS_CORETYPE=$1" ;; esac
 }
-core_name() { case "$1" in caller) echo "${OPENBLAS_CORETYPE:-}" ;; default) echo "$detected_core" ;; *) echo "$1" ;; esac; }
+core_name() { case "$1" in caller|default) echo "$detected_core" ;; *) echo "$1" ;; esac; }  # as OpenBLAS reports them
 
 # ---- per preset: model flags (the same for both programs) and the iteration schedule -------------------------
 model_args() {
@@ -125,8 +125,11 @@ schedule() {   # -> "max_iters eval_interval eval_iters"
 batch_block() {   # -> "B T" as trained (for tokens per step)
     case "$1" in single-head|layernorm) echo "32 8" ;; small-gpt) echo "16 32" ;; gpt) echo "64 256" ;; esac
 }
-probe_iters() {   # brief PyTorch runs to choose 1 or 2 threads
+probe_iters() {   # brief PyTorch runs to choose 1 or 2 threads (and OpenBLAS's kernels)
     case "$1" in single-head) echo 300 ;; layernorm) echo 150 ;; small-gpt) echo 60 ;; gpt) echo 1 ;; esac
+}
+probe_timeout() {  # seconds for one probe; gpt's loads, evaluates 4 batches and trains a step: minutes on a CPU
+    case "$1" in gpt) echo "${PROBE_TIMEOUT:-600}" ;; *) echo "${PROBE_TIMEOUT:-120}" ;; esac
 }
 
 # ---- helpers ----------------------------------------------------------------------------------------------------
@@ -222,15 +225,16 @@ for p in $presets; do
         for c in "${cores[@]}"; do
             for t in $ths; do
                 # bounded: with other processes busy, 2 threads can be 30x slower than 1 (OpenMP spinning)
-                if timeout "${PROBE_TIMEOUT:-120}" env $(core_env "$c") "$PY" bench/reference.py train $margs --max-iters "$pi" --eval-interval "$pi" --eval-iters 1 --threads $t --quiet >"$tmp/probe.log" 2>&1; then
+                if timeout "$(probe_timeout "$p")" env $(core_env "$c") "$PY" bench/reference.py train $margs --max-iters "$pi" --eval-interval "$pi" --eval-iters 1 --threads $t --quiet >"$tmp/probe.log" 2>&1; then
                     v=$(result_field "$tmp/probe.log" tokens_per_s)
                     echo "   $p: PyTorch probe ($pi steps) with $t thread(s), $(core_name "$c") kernels: $v tokens/s"
                     if awk -v a="$v" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$v; th=$t; core=$c; fi
                 else
-                    echo "   $p: PyTorch probe with $t thread(s), $(core_name "$c") kernels failed or took over ${PROBE_TIMEOUT:-120} s: $(tail -n 2 "$tmp/probe.log")"
+                    echo "   $p: PyTorch probe with $t thread(s), $(core_name "$c") kernels failed or took over $(probe_timeout "$p") s: $(tail -n 2 "$tmp/probe.log")"
                 fi
             done
         done
+        [ "$best" != 0 ] || echo "   $p: warning: every PyTorch probe failed: it runs with $th thread(s) and the $(core_name "$core") kernels, perhaps not its fastest"
     fi
     [ "$torch_device" != cpu ] || echo "   $p: PyTorch uses $th thread(s)$([ -n "$(core_name "$core")" ] && echo ", $(core_name "$core") kernels")"
     # the table's threads column too

@@ -387,7 +387,7 @@ void Trainer::build_programs() {
     m_display_b = std::clamp(m_display_b, 0, B - 1);
     m_att_display = Buffer(m_ctx, L * NH * T * T * 4);
     m_att_display.fill_zero();
-    m_last_offsets.assign(B, 0);
+    m_last_offsets.resize(B);  // kept: a re-record (another display element) keeps last_batch_tokens' batch
 
     m_budget = budget;
     if (m_shards.empty()) {
