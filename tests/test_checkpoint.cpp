@@ -1,6 +1,9 @@
 // Checkpoints: exact resume, atomic writes, and one clear message for every damaged or mismatched file.
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +135,70 @@ TEST_CASE("a long run's checkpoint, its loss history over 64 MiB of header, read
     REQUIRE(ck.history.evals.size() == 1);
     CHECK(ck.history.evals[0].val == 2.49);
     CHECK(ck.history.evals[0].tps == 16814.5);  // the speed measured before it (--metrics of a resumed run)
+    fs::remove(path);
+}
+
+// Rewrites a checkpoint's history evaluations as `evals` (JSON), with a checksum the reader accepts: the file an
+// older build wrote (the checksum: FNV-1a over the header length, the header with 16 zeros in place of the
+// checksum, and the tensors, as engine/train/checkpoint.cpp computes it).
+static void rewrite_evals(const std::string& path, const nlohmann::json& evals) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    uint64_t hlen = 0;
+    std::memcpy(&hlen, bytes.data(), 8);
+    std::string data = bytes.substr(8 + hlen);
+    nlohmann::json header = nlohmann::json::parse(bytes.substr(8, hlen));
+    nlohmann::json& meta = header["__metadata__"];
+    nlohmann::json hist = nlohmann::json::parse(meta["history"].get<std::string>());
+    hist["evals"] = evals;
+    meta["history"] = hist.dump();
+    meta["checksum"] = "0000000000000000";
+    std::string h = header.dump();
+    while (h.size() % 8) h += ' ';
+    hlen = h.size();
+    auto fnv1a = [](const char* p, size_t n, uint64_t x) {
+        for (size_t i = 0; i < n; i++) x = (x ^ uint8_t(p[i])) * 0x100000001b3ull;
+        return x;
+    };
+    uint64_t sum = fnv1a(reinterpret_cast<const char*>(&hlen), 8, 0xcbf29ce484222325ull);
+    sum = fnv1a(h.data(), h.size(), sum);
+    sum = fnv1a(data.data(), data.size(), sum);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+    h.replace(h.find("0000000000000000"), 16, hex);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&hlen), 8);
+    out << h << data;
+}
+
+TEST_CASE("a checkpoint written before tokens/s were kept reads back with tokens/s unknown", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    Trainer tr(test::ctx(), data, c);
+    RunHistory h;
+    h.step_losses = {4.2f, 4.1f};
+    h.evals.push_back({2, 4.05, 4.07, 5000.0});
+    std::string path = tmp_path("old_evals.safetensors");
+    save_checkpoint(path, snapshot(tr, h), tr.model().params_info());
+    // the rewrite itself reads back as written (its checksum is right): 4 values keep their tokens/s
+    rewrite_evals(path, nlohmann::json::array({nlohmann::json::array({2, 4.05, 4.07, 1234.5})}));
+    Checkpoint ck = load_checkpoint(path);
+    REQUIRE(ck.history.evals.size() == 1);
+    CHECK(ck.history.evals[0].tps == 1234.5);
+    // an older build's [step, train, val]: read, its tokens/s unknown (-1: --metrics writes an empty field)
+    rewrite_evals(path, nlohmann::json::array({nlohmann::json::array({2, 4.05, 4.07}),
+                                               nlohmann::json::array({100, 3.5, 3.6})}));
+    ck = load_checkpoint(path);
+    REQUIRE(ck.history.evals.size() == 2);
+    CHECK(ck.history.evals[0].step == 2);
+    CHECK(ck.history.evals[0].val == 4.07);
+    CHECK(ck.history.evals[0].tps == -1.0);
+    CHECK(ck.history.evals[1].step == 100);
+    CHECK(ck.history.evals[1].train == 3.5);
+    CHECK(ck.history.evals[1].tps == -1.0);
+    CHECK(ck.state.step == tr.step_count());
     fs::remove(path);
 }
 
