@@ -66,8 +66,8 @@ trap 'rm -rf "$tmp"' EXIT
 # OpenBLAS picks its kernels from the CPU model it recognises; Debian bookworm's 0.3.21 does not know some newer
 # CPUs (an Intel Xeon with AVX-512 FP16 here) and falls back to "Prescott", its SSE3 kernels: 4-6x slower
 # matmuls (1 thread: 31 against 141-189 GFLOP/s at 2048x384x1536). And which kernels are fastest depends on the
-# shapes: on an AMD EPYC (Zen 5) Haswell's AVX2 kernels ran the small GPT 20% faster than the detected AVX-512 ones,
-# which ran gpt's big matmuls 40% faster than Haswell's. A fair comparison gives PyTorch its best for each preset:
+# shapes: on an AMD EPYC (Zen 5) the detected AVX-512 kernels ran gpt's big matmuls 40% faster than Haswell's AVX2
+# ones, while the small GPT's probe picked Haswell's, the detected or SkylakeX on different runs. A fair comparison gives PyTorch its best for each preset:
 # unless OPENBLAS_CORETYPE is set, each preset's probe (below) tries the detected kernels and those the CPU's flags
 # allow (SkylakeX: AVX-512, Haswell: AVX2), with each thread count, and keeps the fastest pair.
 openblas_note="" cores=(caller)

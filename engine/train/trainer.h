@@ -115,7 +115,7 @@ public:
     bool preview_attention();
     int display_batch() const { return m_display_b; }
     void set_display_batch(int b);  // re-records the step
-    // The input tokens (T,) of batch element b in the last training step.
+    // The input tokens (T,) of batch element b in the last training step (or the last preview).
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
     // Parameters, AdamW moments, step and RNG states: all a checkpoint needs to resume bit for bit.
@@ -186,7 +186,7 @@ private:
     Buffer m_gen_tokens;    // (T+1,) host-visible: generation context
     Buffer m_gen_offsets;   // (1,) = 0
     Buffer m_hyper;         // ops::AdamWHyper, host-visible
-    Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's attention for element m_display_b
+    Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's (or preview's) attention for element m_display_b
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
     std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog, m_preview_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
