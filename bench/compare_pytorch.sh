@@ -206,7 +206,7 @@ fi
 echo
 echo "== training: Attention Lab and PyTorch back to back, $reps repetition(s) (gpt: $gpt_reps), medians (tokens/s: training steps only)"
 [ $quick = 1 ] && echo "   --quick: few iterations, the val losses are far from converged"
-echo "$presets" | grep -qw gpt && echo "   warning: the gpt preset (B64 x T256, 6 layers x 384) takes tens of seconds per step on 2 CPU cores: $gpt_iters steps x $gpt_reps rep(s) per program may take 10-30 minutes; --no-gpt skips it"
+[ "$torch_device" = cpu ] && echo "$presets" | grep -qw gpt && echo "   warning: the gpt preset (B64 x T256, 6 layers x 384) takes tens of seconds per step on 2 CPU cores: $gpt_iters steps x $gpt_reps rep(s) per program may take 10-30 minutes; --no-gpt skips it"
 rows=()
 for p in $presets; do
     n_reps=$reps

@@ -1,4 +1,6 @@
 // Every kernel against its CPU reference on seeded random input (odd shapes), backward also against finite differences.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -296,6 +298,10 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
     // and attention_backward4, so out, att, dq, dk and dv must agree to the bit; T 8 and 5 (not a multiple of 4: the
     // forward stays the row kernel), head sizes 32 (single-head), 8 (layernorm's 4 heads) and 12, the mask on and
     // off, dropout 0 and 0.3. Against the CPU reference they are checked by the test above (block).
+    // To the bit where they run, on CPU devices: lavapipe compiles both kernels' sums alike. A GPU keeps the row
+    // kernels, and its compiler may fuse a multiply and an add in one kernel and not in the other (an NVIDIA H200,
+    // 2026-12-04: dqkv differed in the last bits in every case, out and att matched): there they must agree to 1e-5.
+    const bool bits = test::ctx().props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     Rng r(22);
     test::EnvGuard env("ATTN_ATTENTION");
     Buffer key(test::ctx(), 8, true);
@@ -326,7 +332,10 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
         for (int w = 0; w < 3; w++) {
             INFO((w == 0 ? "out" : w == 1 ? "att" : "dqkv"));
             int diff = 0;
-            for (size_t i = 0; i < res[0][w].size(); i++) diff += res[0][w][i] != res[1][w][i];
+            for (size_t i = 0; i < res[0][w].size(); i++) {
+                float a = res[0][w][i], b = res[1][w][i];
+                diff += bits ? a != b : !(std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(a)));
+            }
             CHECK(diff == 0);
         }
     }

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The checks for a lent GPU machine (a workplace's `device` tool: a bare Ubuntu machine with an NVIDIA GPU, its
+# driver and PyTorch CUDA, no Vulkan loader, no network), prepared here and run there in one call:
+#
+#   bash bench/gpu_check.sh prepare   # here, after scripts/setup.sh: puts what that machine lacks into .gl/ (Debian's
+#                                     # Vulkan loader and GL dispatch packages) and .devlibs/ (the shared libraries
+#                                     # attnlab links, the Khronos validation layer), both ignored by git
+#   bash bench/gpu_check.sh run       # there, carrying: build assets/tinyshakespeare.txt .gl .devlibs
+#
+# `run` stops at once if attnlab finds no Vulkan device; else, with logs in $OUT (or out/): the engine tests with the
+# validation layer on (kernels against CPU references, gradients, checkpoints, labs), the gpt preset's --profile
+# over 40 steps, bench/compare_pytorch.sh against PyTorch CUDA on the same GPU (one repetition of each preset), and
+# the lecture's stages trained to their val losses. About 5 minutes on an H200 (2026-12-04), inside the 10 a call
+# may take. Results go by hand into bench/RESULTS-GPU.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+prepare() {
+    set -e
+    [ -x build/attnlab ] && [ -x build/attn_tests ] || { echo "build first: bash scripts/setup.sh" >&2; exit 2; }
+    [ -f assets/tinyshakespeare.txt ] || { echo "assets/tinyshakespeare.txt missing: bash scripts/setup.sh" >&2; exit 2; }
+    mkdir -p .git/info
+    for d in /.gl/ /.devlibs/; do grep -qxF "$d" .git/info/exclude 2>/dev/null || echo "$d" >>.git/info/exclude; done
+    rm -rf .gl .devlibs && mkdir -p .gl .devlibs/layers /tmp/amd64/partial
+    local o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+    apt-get $o update >/dev/null
+    # the loader alone is not enough: NVIDIA's Vulkan driver (libGLX_nvidia) needs the GL dispatch libraries too
+    (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 2>&1 | grep -v unsandboxed)
+    # attnlab's shared libraries beyond the C/C++ runtime and the loader (GLFW and X11 even headless)
+    ldd build/attnlab | awk '$3 ~ /^\// {print $3}' |
+        grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libvulkan|ld-linux[^/]*|libdl|libpthread|librt)\.so' |
+        while read -r l; do cp -L "$l" .devlibs/; done
+    cp -L /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .devlibs/layers/
+    sed 's|"library_path": "libVkLayer_khronos_validation.so"|"library_path": "./libVkLayer_khronos_validation.so"|' \
+        /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >.devlibs/layers/VkLayer_khronos_validation.json
+    du -sh build .gl .devlibs assets/tinyshakespeare.txt
+    echo "prepared: run 'bash bench/gpu_check.sh run' there, carrying build assets/tinyshakespeare.txt .gl .devlibs (64 MiB at most)"
+}
+
+run() {
+    local out=${OUT:-out} icd t
+    mkdir -p "$out"
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export VK_LAYER_PATH=$PWD/.devlibs/layers ATTN_CORPUS=$PWD/assets/tinyshakespeare.txt
+    icd=$(find /usr/local/nvidia /usr/share/vulkan /etc/vulkan -name 'nvidia_icd*.json' 2>/dev/null | head -n 1)
+    [ -z "$icd" ] || export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    if ! build/attnlab --headless --preset single-head --max-iters 10 --eval-interval 10 --eval-iters 1 --sample-chars 0 \
+            --data assets/tinyshakespeare.txt; then
+        echo "no Vulkan device: the loader's view follows"
+        VK_LOADER_DEBUG=error,driver build/attnlab --headless --preset single-head --max-iters 0 --eval-iters 1 \
+            --data assets/tinyshakespeare.txt 2>&1 | tail -n 20
+        exit 3
+    fi
+    t=$SECONDS
+    timeout 180 build/attn_tests "[ops],[model],[checkpoint],[dataset],[lab]" >"$out/tests.log" 2>&1
+    echo "tests: exit $? in $((SECONDS - t)) s"; tail -n 4 "$out/tests.log"
+    t=$SECONDS
+    timeout 60 build/attnlab --headless --preset gpt --max-iters 40 --eval-interval 40 --eval-iters 2 --sample-chars 200 \
+        --profile --data assets/tinyshakespeare.txt >"$out/gpt_profile.log" 2>&1
+    echo "gpt --profile: exit $? in $((SECONDS - t)) s"; grep -E '^(step|wall)' "$out/gpt_profile.log"
+    t=$SECONDS
+    PYTHON=python3 timeout 240 bench/compare_pytorch.sh --torch-device cuda --reps 1 \
+        --presets "gpt small-gpt single-head layernorm" --gpt-iters 20 --no-check --results "$out/compare.md" \
+        >"$out/compare.log" 2>&1
+    echo "compare_pytorch.sh: exit $? in $((SECONDS - t)) s"; grep -A6 '^preset' "$out/compare.log"
+    t=$SECONDS
+    timeout 90 build/attn_tests "[lecture-single-head],[lecture-bigram],[lecture-presets]" >"$out/lecture.log" 2>&1
+    echo "lecture stages: exit $? in $((SECONDS - t)) s"; grep -E 'after|passed|failed' "$out/lecture.log" | sort -u
+}
+
+case "${1:-}" in
+    prepare) prepare ;;
+    run) run ;;
+    *) awk 'NR>1 && /^#/{sub(/^# ?/, ""); print; next} NR>1{exit}' "$0"; exit 2 ;;
+esac
