@@ -124,10 +124,8 @@ int run_headless(const RunOptions& o) {
         std::printf("replicas: each step split over %d devices of %s, a slice of the batch each, the gradients averaged "
                     "before AdamW (--replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());
     std::fflush(stdout);
-    double gflop = 2e-9 * Trainer::step_macs(c, data.vocab_size());
-    if (ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && gflop > 20)
-        std::fprintf(stderr, "note: %.0f GFLOP a training step is a GPU job: on this CPU driver expect seconds to minutes a "
-                             "step (--batch-size 8 --eval-iters 20 make it quicker to watch)\n", gflop);
+    if (std::string note = Trainer::heavy_note(ctx, c, data.vocab_size()); !note.empty())
+        std::fprintf(stderr, "note: %s\n", note.c_str());
     std::ofstream metrics;
     if (!o.metrics_path.empty()) {
         metrics.open(o.metrics_path);

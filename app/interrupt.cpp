@@ -39,6 +39,10 @@ static void on_signal(int sig) {
         g_first_ns.store(now_ns());
         int k = g_line_now.load();
         ssize_t n = write(STDERR_FILENO, g_line[k], g_line_len[k]);
+        // only a Ctrl+C can be pressed again (a kill's SIGTERM, a closed terminal's SIGHUP cannot)
+        static const char again[] = " (Ctrl+C again quits at once)\n";
+        if (sig == SIGINT) n = write(STDERR_FILENO, again, sizeof again - 1);
+        else n = write(STDERR_FILENO, "\n", 1);
         (void)n;
     } else if (sig == SIGINT) {
         // Ctrl+C again: quit at once (a closing terminal's repeated SIGHUP does not), unless it is the first one again
@@ -55,7 +59,7 @@ static void on_signal(int sig) {
 
 void set_interrupt_message(const char* what) {
     int k = 1 - g_line_now.load();
-    std::snprintf(g_line[k], sizeof g_line[k], "\nattnlab: %s (Ctrl+C again quits at once)\n", what);
+    std::snprintf(g_line[k], sizeof g_line[k], "\nattnlab: %s", what);  // the handler ends the line
     g_line_len[k] = std::strlen(g_line[k]);
     g_line_now.store(k);
 }

@@ -29,6 +29,15 @@ static ImU32 colormap(float t) {
     return IM_COL32(mix(0), mix(1), mix(2), 255);
 }
 
+void same_line_if_fits(float w) {
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <=
+        ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+        ImGui::SameLine();
+}
+float labelled_width(float frame_w, const char* label) {
+    return frame_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
 std::string visible_char(const std::string& c) {
     if (c == "\n") return "\\n";
     if (c == " ") return "\xC2\xB7";  // middle dot
@@ -122,12 +131,12 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImGui::SetNextItemWidth(90);
     changed |= ImGui::SliderInt("element", &st.element, 0, std::max(0, B - 1));
     if (L > 1) {
-        ImGui::SameLine();
+        same_line_if_fits(labelled_width(70, "layer"));
         ImGui::SetNextItemWidth(70);
         changed |= ImGui::SliderInt("layer", &st.layer, 0, L - 1);
     }
     if (NH > 1) {
-        ImGui::SameLine();
+        same_line_if_fits(labelled_width(70, "head"));
         ImGui::SetNextItemWidth(70);
         changed |= ImGui::SliderInt("head", &st.head, 0, NH - 1);
     }
@@ -146,16 +155,15 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         st.all_heads = false;  // one map is all there is
         tt.set_attention_all(false);
     }
-    if (L * NH > 1) ImGui::SameLine();
+    if (L * NH > 1) same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "values"));
     ImGui::Checkbox("values", &st.show_values);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Each weight written in its cell: two decimals from %.0f px cells, two digits (.42) from %.0f px; "
                           "any size: hover a cell", values_cell(), digits_cell());
-    ImGui::SameLine();
-    if (st.show_values && st.cell > 0 && st.cell < digits_cell())
-        ImGui::TextDisabled("(too small for values)");
-    else
-        ImGui::TextDisabled("rows=query cols=key");
+    const char* note = st.show_values && st.cell > 0 && st.cell < digits_cell() ? "(too small for values)"
+                                                                                  : "rows=query cols=key";
+    same_line_if_fits(ImGui::CalcTextSize(note).x);
+    ImGui::TextDisabled("%s", note);
     int T = snap.att_T;
     if (T <= 0 || snap.attention.size() != size_t(T) * T) {
         ImGui::TextDisabled("Waiting for the first training step...");

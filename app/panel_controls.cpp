@@ -118,6 +118,11 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     if (ImGui::Button("Screenshot (F12)")) screenshot = true;
     // Always one line, so the fields below do not jump while the thread is busy.
     ImGui::TextDisabled("%s%s", snap.busy.c_str(), snap.busy.empty() ? "" : "...");
+    if (!snap.heavy_note.empty()) {  // the gpt preset on a CPU driver: why nothing seems to happen for minutes
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.8f, 0.3f, 1));
+        ImGui::TextWrapped("%s", snap.heavy_note.c_str());
+        ImGui::PopStyleColor();
+    }
     if (snap.diverged) {
         ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
         ImGui::TextWrapped("The loss became NaN/Inf at step %d: learning rate %g is probably too high.", snap.diverged_step,

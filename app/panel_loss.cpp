@@ -109,27 +109,28 @@ static void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col)
     for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 6, x1), y), col, 1.5f);
 }
 
-static void legend_item(ImU32 col, const char* label) {
+// A colour swatch and its label, on the line so far if they fit (16 + 2 px of swatch before the text).
+static void legend_item(ImU32 col, const char* label, float gap = 12) {
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(gap, ImGui::GetStyle().ItemSpacing.y));
+    same_line_if_fits(18 + ImGui::CalcTextSize(label).x);
+    ImGui::PopStyleVar();
     ImVec2 p = ImGui::GetCursorScreenPos();
     float h = ImGui::GetTextLineHeight();
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.35f), ImVec2(p.x + 14, p.y + h * 0.65f), col);
     ImGui::Dummy(ImVec2(16, h));
     ImGui::SameLine(0, 2);
     ImGui::TextUnformatted(label);
-    ImGui::SameLine(0, 12);
 }
 
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     take_finished_runs(st, snap);
     ImGui::Checkbox("log y", &st.log_y);
-    ImGui::SameLine();
+    same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "all lecture refs"));
     ImGui::Checkbox("all lecture refs", &st.all_refs);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every preset's val loss from the lecture, faint; the current one bold");
-    ImGui::SameLine(0, 16);
-    legend_item(k_train_colour, "train estimate");
+    legend_item(k_train_colour, "train estimate", 16);
     legend_item(k_val_colour, "val estimate");
     legend_item(IM_COL32(170, 170, 185, 200), "per step");
-    ImGui::NewLine();
     if (ImGui::Button("Export CSV")) {
         std::string err = write_loss_csv(snap, st.csv_path);
         st.csv_message = err.empty() ? "wrote " + st.csv_path : err;

@@ -2,6 +2,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 
@@ -17,6 +18,17 @@ static std::string mib(size_t n) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f MiB", n / (1024.0 * 1024.0));
     return buf;
+}
+
+// Greyed text wrapped at the panel's edge (a narrow window would cut these lines off).
+static void disabled_wrapped(const char* fmt, ...) IM_FMTARGS(1);
+static void disabled_wrapped(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrappedV(fmt, args);
+    ImGui::PopStyleColor();
+    va_end(args);
 }
 
 // One labelled horizontal bar: `frac` of the row filled, label on the left, value on the right.
@@ -43,8 +55,9 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("About two training steps a second run with a GPU timestamp after every dispatch (every step would cost "
                           "a small model ~40%% on a CPU driver).");
-    ImGui::SameLine();
-    ImGui::TextDisabled("GPU memory %s", mib(snap.gpu_bytes).c_str());
+    std::string mem = "GPU memory " + mib(snap.gpu_bytes);
+    same_line_if_fits(ImGui::CalcTextSize(mem.c_str()).x);
+    ImGui::TextDisabled("%s", mem.c_str());
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Training: parameters, gradients, AdamW moments and one batch of activations "
                           "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
@@ -58,9 +71,9 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
         if (snap.has_model && st.pool_model)
             ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "1 CPU thread: restart with --cpu-threads 2");
         else if (snap.has_model && snap.replicas > 1)
-            ImGui::TextDisabled("CPU driver: 1 thread a dispatch, %d devices a step", snap.replicas);
+            disabled_wrapped("CPU driver: 1 thread a dispatch, %d devices a step", snap.replicas);
         else
-            ImGui::TextDisabled("CPU driver: 1 thread a dispatch");
+            disabled_wrapped("CPU driver: 1 thread a dispatch");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Every dispatch runs on one thread, without the driver's thread pool: chosen for the model "
                               "the app started with, fastest for small models (many tiny dispatches a step). It stays "
@@ -77,11 +90,11 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     if (st.readout.due(readout_state(snap, 0)))
         s = {snap.ms_per_step, snap.gpu_ms, st.build_ms, st.render_ms, snap.train_s, snap.eval_s, snap.sample_s, snap.wall_s};
     double host_ms = std::max(0.0, s.ms_per_step - s.gpu_ms);
-    ImGui::Text("step %.2f ms wall | GPU %.2f ms | host %.2f ms", s.ms_per_step, s.gpu_ms, host_ms);
+    ImGui::TextWrapped("step %.2f ms wall | GPU %.2f ms | host %.2f ms", s.ms_per_step, s.gpu_ms, host_ms);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("wall: the thread's time per step (smoothed); GPU: timestamps around the step; host: the rest "
                           "(recording, submission, waiting, reading the loss)");
-    ImGui::Text("UI frame: panels %.2f ms | draw + present %.2f ms", s.build_ms, s.render_ms);
+    ImGui::TextWrapped("UI frame: panels %.2f ms | draw + present %.2f ms", s.build_ms, s.render_ms);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The window's own cost per frame; drawing runs on a device of its own, but on a CPU "
                           "driver it shares the CPU with training");
@@ -95,7 +108,7 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     bar_row(dl, "evaluation", val, float(s.eval_s / wall), w, IM_COL32(255, 150, 50, 255));
     std::snprintf(val, sizeof val, "%.0f%%", 100 * s.sample_s / wall);
     bar_row(dl, "sampling", val, float(s.sample_s / wall), w, IM_COL32(200, 120, 255, 255));
-    ImGui::TextDisabled("share of the %.1f s since the model was built, pauses left out", s.wall_s);
+    disabled_wrapped("share of the %.1f s since the model was built, pauses left out", s.wall_s);
 
     ImGui::Separator();
     if (!snap.profiling) {
@@ -109,7 +122,7 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     double total = 0;
     for (auto& k : snap.kernel_times) total += k.ms;
     double top = snap.kernel_times.front().ms;
-    ImGui::TextDisabled("GPU ms/step by kernel: %.2f ms (profiled steps)", total);
+    disabled_wrapped("GPU ms/step by kernel: %.2f ms (profiled steps)", total);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Summed over every dispatch of a kernel in one step (xN: N dispatches), mean of the last %d "
                           "profiled steps (about two a second).\nA profiled step waits for a timestamp after every "

@@ -45,7 +45,10 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
         sample_header(s);
         if (snap.sample_ms > 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-            ImGui::TextWrapped("sampled in %.0f ms, refreshed every ~%d steps", snap.sample_ms, snap.sample_every_steps);
+            if (snap.sample_every_steps > 0)
+                ImGui::TextWrapped("sampled in %.0f ms, refreshed every ~%d steps", snap.sample_ms, snap.sample_every_steps);
+            else  // no step timed yet (a resumed or loaded run): the cadence comes with the first steps
+                ImGui::TextWrapped("sampled in %.0f ms, refreshed while training", snap.sample_ms);
             ImGui::PopStyleColor();
         }
         tl = ImGui::GetCursorScreenPos();

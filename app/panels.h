@@ -137,5 +137,10 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 
 // Shows c as it reads in the attention labels: newline as \n, space as a middle dot.
 std::string visible_char(const std::string& c);
+// ImGui::SameLine() if an item `w` pixels wide still fits the window after the last item; else the item goes below
+// (a narrow window would cut a row of controls off at the panel's edge).
+void same_line_if_fits(float w);
+// The width of a slider or checkbox `frame_w` wide with `label` beside it, for same_line_if_fits.
+float labelled_width(float frame_w, const char* label);
 
 }  // namespace attn

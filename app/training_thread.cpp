@@ -231,6 +231,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_trainer->num_params(),
                 std::chrono::duration<double>(Clock::now() - t_build).count(),
                 eval_start ? "; estimating the loss" : "");
+    if (std::string note = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size()); !note.empty())
+        std::printf("attnlab: note: %s\n", note.c_str());
     std::fflush(stdout);
     bool profiling;
     {
@@ -271,6 +273,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.kernel_steps = 0;
         s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
         s.ms_per_step = s.gpu_ms = s.tokens_per_s = 0;  // smoothed over steps: the new model's own from its first
+        m_gpu_readings = 0;
+        s.heavy_note = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());
         s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
                       m_trainer->replica_bytes();
         s.replicas = m_trainer->replicas();
@@ -377,6 +381,12 @@ void TrainingThread::load_from(const std::string& path) {
         s.evals.clear();
         for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
         s.busy.clear();
+        if (s.step >= m_cfg.max_iters) {  // a finished run stays paused at its end, as when it got there
+            m_pending.running = false;
+            s.running = false;
+            s.message = "the run is at max iters (" + std::to_string(m_cfg.max_iters) + "): paused; Start trains on past it";
+            s.message_until_start = true;
+        }
         publish();
     }
     keep_good_state();
@@ -497,8 +507,9 @@ void TrainingThread::do_step(bool force_attention) {
     int b = m_trainer->display_batch();
     inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
     auto t0 = Clock::now();
-    // kernel profiling: about two steps a second run with timestamps (every step would cost lavapipe ~40%)
-    if (m_snap.profiling && t0 - m_last_profiled >= std::chrono::milliseconds(500)) {
+    // kernel profiling: about two steps a second run with timestamps (every step would cost lavapipe ~40%), none of
+    // the first steps of new programs (StepResult::warmup: a table of a few steps would be theirs)
+    if (m_snap.profiling && !m_trainer->warming_up() && t0 - m_last_profiled >= std::chrono::milliseconds(500)) {
         m_trainer->profile_next_step();
         m_last_profiled = t0;
     }
@@ -529,7 +540,13 @@ void TrainingThread::do_step(bool force_attention) {
         s.ms_per_step = s.ms_per_step > 0 ? 0.9 * s.ms_per_step + 0.1 * ms : ms;
         // smoothed like the wall time, from fresh readings only (others repeat an earlier step's): the latest
         // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
-        if (r.gpu_timed) s.gpu_ms = s.gpu_ms > 0 ? 0.9 * s.gpu_ms + 0.1 * r.gpu_ms : r.gpu_ms;
+        // Readings come about every 200 ms, so a lecture preset's run of a few seconds has a few dozen: the first
+        // ones averaged (not one seeding the smoothing), the first steps of new programs left out (their cold first
+        // run read 6.6 ms against 0.3 and showed the GPU at 7x the wall time).
+        if (r.gpu_timed && !r.warmup) {
+            m_gpu_readings++;
+            s.gpu_ms += (r.gpu_ms - s.gpu_ms) / std::min(m_gpu_readings, 10);
+        }
         s.train_s += s_step;
         s.wall_s = active_s(t1);
         s.device_bytes = m_ctx.allocated_bytes();
@@ -719,6 +736,7 @@ void TrainingThread::run() {
             if (!p.load_path.empty() && !m_snap.fatal)
                 checkpoint_op("load", true, [&] {
                     load_from(p.load_path);
+                    if (m_trainer->step_count() >= m_cfg.max_iters) p.running = false;  // paused there: no step now
                     return "loaded " + p.load_path + " at step " + std::to_string(m_trainer->step_count());
                 });
             if (p.revert && m_trainer) {

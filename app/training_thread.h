@@ -48,6 +48,7 @@ struct Snapshot {
     bool running = false;
     bool has_model = false;
     std::string busy;             // what the thread is doing now, e.g. "building the model" (empty: idle/training)
+    std::string heavy_note;       // Trainer::heavy_note of the model built: a GPU job on this CPU driver (or empty)
     std::string message;          // last error or notice for the user
     bool message_until_start = false;  // message is a "paused; ... Start" notice, cleared when training starts again
     std::string restart_error;    // why the last Apply & restart was refused
@@ -198,6 +199,7 @@ private:
     int m_shown_b = 0;              // the batch element m_att_full belongs to
     std::chrono::steady_clock::time_point m_last_att_read{};
     std::chrono::steady_clock::time_point m_last_profiled{};  // the last step run with kernel timestamps
+    int m_gpu_readings = 0;  // GPU times of whole steps averaged into Snapshot::gpu_ms since the model was built
     double m_train_s_since_sample = 0;
     double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
     long m_tokens_since_eval = 0;

@@ -193,6 +193,7 @@ const char* const k_autosave_path = "attnlab_autosave.safetensors";
 struct ResumePrompt {
     bool open = false;
     int step = 0;
+    int max_iters = 0;       // the run's: one at or past it resumes paused (as headless trains nothing more)
     std::string set_aside;   // an autosave this start cannot offer, renamed so that no autosave overwrites it: why
     bool keep_off = false;   // it could not be renamed: no autosave this run (it would overwrite the file)
 };
@@ -210,6 +211,7 @@ ResumePrompt find_autosave(const Dataset& data) {
         if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
         r.open = true;
         r.step = ck.state.step;
+        r.max_iters = ck.config.max_iters;
         return r;
     } catch (const std::exception& e) {
         why = e.what();
@@ -228,7 +230,8 @@ ResumePrompt find_autosave(const Dataset& data) {
 
 void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
     if (resume) tt.load_checkpoint_from(k_autosave_path);  // taken before any step
-    tt.set_running(true);
+    // a finished run stays paused at its end (the training thread says so; Start trains on past max iters)
+    tt.set_running(!(resume && rp.step >= rp.max_iters));
     rp.open = false;
 }
 
@@ -380,7 +383,9 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
             // no autosave while the resume prompt is open: the file holds the run it offers, which must not be
             // overwritten by the fresh one training underneath (not on quit, not by a device failure's rescue) before
             // the user has chosen (-2: "no file" told to the thread)
-            double want_autosave = resume.open || resume.keep_off ? -2 : o.exit_after_steps > 0 ? 0 : p.controls.autosave_min;
+            // nor in a run of --exit-after-steps (scripts, tests): it never touches the user's autosave, not even
+            // with the last good state after a device failure
+            double want_autosave = resume.open || resume.keep_off || o.exit_after_steps > 0 ? -2 : p.controls.autosave_min;
             if (want_autosave != autosave_min) {
                 autosave_min = want_autosave;
                 tt.set_autosave(std::max(0.0, autosave_min), autosave_min == -2 ? "" : k_autosave_path);

@@ -3,7 +3,8 @@
 # accepts; Ctrl+O loads it back (the step returns to the saved one); autosave (--autosave 0.05: every 3 s) writes
 # attnlab_autosave.safetensors while training and again when the window is closed (Alt+F4); the next start offers
 # to resume it, Enter resumes at that step, and training goes on from there. `kill` (SIGTERM) quits like a close,
-# autosave included. R asks before it resets a run with steps. A damaged autosave is set aside, not overwritten.
+# autosave included. R asks before it resets a run with steps. A damaged autosave is set aside, not overwritten. A
+# finished run (at its max iters) resumes paused at its end.
 # Usage: app_checkpoint_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -155,5 +156,23 @@ window_session 300 "" '
     grep -q "^attnlab: autosaved step [0-9]* to attnlab_autosave.safetensors$" five.out || fail "the fresh run did not autosave"
     [ "$(md5sum < "$kept")" = "$damaged" ] || fail "the set-aside autosave was changed"
     echo "damaged autosave: set aside as $kept, the fresh run autosaved anew"
+
+    # --- sixth run: a finished run (its step at its max iters) resumes paused there; Start trains on past it ---
+    "$BIN" --headless --quiet --data "$CORPUS" --preset bigram --max-iters 120 --eval-interval 60 --eval-iters 2 \
+        --sample-chars 0 --save attnlab_autosave.safetensors >/dev/null 2>&1 || fail "the headless run of 120 steps failed"
+    start six.out --eval-interval 100 --autosave 0
+    wait_for six.out "^attnlab: attnlab_autosave.safetensors holds a run of step 120: resume it" 30 ||
+        fail "the sixth start should offer the finished run of step 120"
+    key Return
+    wait_for six.out "^attnlab: loaded attnlab_autosave.safetensors at step 120$" 60 || fail "Enter did not resume"
+    sleep 1
+    a=$(shot_step) || fail "F12 wrote no screenshot"
+    sleep 0.5
+    b=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$a" = 120 ] && [ "$b" = 120 ] || fail "the finished run should stay paused at step 120 (steps $a, $b)"
+    resume
+    wait_steps 170 || fail "Start did not train on past max iters"
+    close_window
+    echo "finished run: resumed paused at step 120, Start trained on past it"
     echo PASS
 '

@@ -106,4 +106,15 @@ timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 100
 rc=$?
 [ $rc -eq 2 ] && grep -q "^error: The loss became NaN/Inf at step 30" "$OUT/nan.stderr" ||
     { cat "$OUT/nan.stdout" "$OUT/nan.stderr" >&2; fail "a diverged --exit-after-steps run: want exit 2 and the reason (got $rc)"; }
+
+# --exit-after-steps (scripts, tests) never touches the user's autosave in the folder, not even with the last good
+# state after a device failure: exit 2 with the error, the file as it was
+mkdir -p "$OUT/keep" && echo "the user's run" >"$OUT/keep/attnlab_autosave.safetensors"
+(cd "$OUT/keep" && timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 300 --inject-fault oom@150 \
+    --data "$CORPUS" --preset bigram --eval-iters 2 >oom.stdout 2>oom.stderr)
+rc=$?
+[ $rc -eq 2 ] && grep -q "^error: the GPU ran out of memory" "$OUT/keep/oom.stderr" ||
+    { cat "$OUT/keep/oom.stdout" "$OUT/keep/oom.stderr" >&2; fail "an --exit-after-steps run out of GPU memory: want exit 2 and the error (got $rc)"; }
+[ "$(cat "$OUT/keep/attnlab_autosave.safetensors")" = "the user's run" ] ||
+    fail "an --exit-after-steps run wrote over attnlab_autosave.safetensors"
 echo "PASS"

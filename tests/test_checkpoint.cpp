@@ -103,7 +103,14 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     Config bigger = c;
     bigger.n_embd = 64;
     bigger.head_size = 64;
-    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &bigger); }), Catch::Contains("n_embd 32 but 64"));
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &bigger); }),
+               Catch::Contains("n_embd 32 but 64 was asked (--n-embd): drop --n-embd to resume"));
+    // another preset asked for the whole model: that is the flag to drop (not one the user never gave)
+    Config asked_preset = c;
+    REQUIRE(asked_preset.apply_preset("layernorm"));
+    asked_preset.block_size = c.block_size;
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &asked_preset); }),
+               Catch::Contains("was asked (--preset layernorm): drop --preset to resume"));
     CHECK(test::error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
 
     // a file that cannot be opened says so (as root permissions do not stop reading: nothing to check there)

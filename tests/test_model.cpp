@@ -231,6 +231,29 @@ TEST_CASE("an attention preview shows the next step's batch and leaves training 
     }
 }
 
+TEST_CASE("the first steps of newly recorded programs are marked as warm-up", "[model]") {
+    // The window leaves them out of its GPU time and kernel table (a cold first run read 20x an ordinary step).
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("single-head");
+    for (int replicas : {1, 2}) {
+        CAPTURE(replicas);
+        Trainer tr(test::ctx(), data, c, replicas);
+        std::vector<bool> warm;
+        for (int i = 0; i < 4; i++) {
+            bool said = tr.warming_up();
+            StepResult r = tr.step();
+            REQUIRE(r.warmup == said);
+            warm.push_back(r.warmup);
+        }
+        CHECK(warm == std::vector<bool>{true, true, false, false});
+        tr.set_display_batch(2);  // re-records the step
+        CHECK(tr.step().warmup);
+        CHECK(tr.step().warmup);
+        CHECK_FALSE(tr.step().warmup);
+    }
+}
+
 TEST_CASE("generation is seeded, respects top-k and uses the vocabulary", "[model]") {
     const Dataset& data = test::shakespeare();
     Config c;

@@ -189,7 +189,8 @@ PositionDemo run_position_demo(Context& ctx, KernelCache& kc, const PositionDemo
 BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInput& in) {
     const int B = int(in.texts.size());
     if (B < 2) throw Error("lab batches: give at least two sequences");
-    if (in.changed < 0 || in.changed >= B) throw Error("lab batches: the changed element must be 0..B-1, e.g. --change 2");
+    if (in.changed < 0 || in.changed >= B) throw Error("lab batches: the changed element must be 0.." + std::to_string(B - 1) + " (B is " +
+                                                    std::to_string(B) + "), e.g. --change 2");
     const size_t T = in.texts[0].size();
     byte_tokens(in.replacement, "lab batches: the replacement");  // ASCII, so that its length counts characters
     if (in.replacement.size() != T)

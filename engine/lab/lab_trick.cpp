@@ -71,7 +71,8 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in) {
     if (in.B < 1 || in.T < 1 || in.C < 1 || in.T > 1024 || int64_t(in.B) * in.T * in.C > (1 << 22))
         throw Error("lab average: B, T and C must be positive, T at most 1024 and B*T*C at most 4M, e.g. --shape 4,8,2");
-    if (in.show_b < 0 || in.show_b >= in.B) throw Error("lab average: the shown batch element must be in 0..B-1");
+    if (in.show_b < 0 || in.show_b >= in.B) throw Error("lab average: the shown batch element must be in 0.." + std::to_string(in.B - 1) + " (B is " +
+                    std::to_string(in.B) + ")");
     const uint32_t B = in.B, T = in.T, C = in.C;
     const size_t n = size_t(B) * T * C;
     Rng rng(in.seed);

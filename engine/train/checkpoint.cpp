@@ -170,25 +170,28 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
     if (!asked) return;
     const Config& a = *asked;
     const Config& c = ck.config;
-    auto differs = [&](const char* what, long long have, long long want) {
-        if (have != want)
-            throw Error(std::string("the checkpoint's model has ") + what + " " + std::to_string(have) + " but " +
-                        std::to_string(want) + " was asked: drop that flag to resume, or start a new run without --resume");
+    // the flag that asked for it: another preset (a whole model), else the single flag
+    auto differs = [&](const char* what, long long have, long long want, const char* flag) {
+        if (have == want) return;
+        std::string by = a.preset != c.preset ? "--preset " + a.preset : flag;
+        throw Error(std::string("the checkpoint's model has ") + what + " " + std::to_string(have) + " but " +
+                    std::to_string(want) + " was asked (" + by + "): drop " + by.substr(0, by.find(' ')) +
+                    " to resume, or start a new run without --resume");
     };
     auto kind = [](ModelKind k) { return k == ModelKind::Bigram ? "a bigram model" : "a transformer"; };
     if (c.kind != a.kind)
         throw Error(std::string("the checkpoint holds ") + kind(c.kind) + " but " + kind(a.kind) + " was asked (--preset " +
                     a.preset + "): drop --preset to resume, or start a new run without --resume");
-    differs("block_size", c.block_size, a.block_size);
+    differs("block_size", c.block_size, a.block_size, "--block-size");
     if (c.kind == ModelKind::Bigram) return;
-    differs("n_embd", c.n_embd, a.n_embd);
-    differs("n_head", c.n_head, a.n_head);
-    differs("head_size", c.hs(), a.hs());
-    differs("n_layer", c.n_layer, a.n_layer);
-    differs("ffn", c.ffn, a.ffn);
-    differs("residual", c.residual, a.residual);
-    differs("layernorm", c.layernorm, a.layernorm);
-    differs("position embeddings", c.use_pos, a.use_pos);
+    differs("n_embd", c.n_embd, a.n_embd, "--n-embd");
+    differs("n_head", c.n_head, a.n_head, "--n-head");
+    differs("head_size", c.hs(), a.hs(), "--head-size");
+    differs("n_layer", c.n_layer, a.n_layer, "--n-layer");
+    differs("ffn", c.ffn, a.ffn, "--ffn");
+    differs("residual", c.residual, a.residual, "--residual");
+    differs("layernorm", c.layernorm, a.layernorm, "--layernorm");
+    differs("position embeddings", c.use_pos, a.use_pos, "--no-pos");
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sched.h>
 #include <atomic>
@@ -224,6 +225,7 @@ void Trainer::add_peers() {
 // order. Gradients are averaged in slice order whichever shard holds which, so the bits do not depend on it.
 void Trainer::build_shards(const std::function<void()>& also_here) {
     flush();  // the inboxes are remade below (set_profiling comes here directly)
+    m_since_record = 0;
     int B = m_cfg.batch_size, R = m_replicas, V = m_data.vocab_size();
     int shown = 0;
     for (int k = 0; k < R; k++)
@@ -358,6 +360,16 @@ std::vector<std::pair<std::string, double>> Trainer::last_kernel_times() const {
 }
 
 
+std::string Trainer::heavy_note(const Context& ctx, const Config& cfg, int vocab_size) {
+    double gflop = 2e-9 * step_macs(cfg, vocab_size);
+    if (ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || gflop <= 20) return "";
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.0f GFLOP a training step is a GPU job: on this CPU driver expect seconds to minutes "
+                  "a step and long loss estimates (batch size 8 and eval iters 20, --batch-size 8 --eval-iters 20, "
+                  "make it quicker to watch)", gflop);
+    return buf;
+}
+
 double Trainer::step_macs(const Config& cfg, int vocab_size) {
     return 3.0 * double(make_layout(cfg, vocab_size).flat) * cfg.batch_size * cfg.block_size;
 }
@@ -374,6 +386,7 @@ int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
 
 void Trainer::build_programs() {
     flush();  // the replicas' inboxes are about to be remade
+    m_since_record = 0;
     int B = m_cfg.batch_size, T = m_cfg.block_size;
     double step_macs = Trainer::step_macs(m_cfg, m_data.vocab_size());
     bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -569,7 +582,14 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     StepResult r;
     bool profiled = m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
     m_profile_next = false;
-    if (!m_shards.empty()) return step_replicated(profiled);
+    bool warmup = warming_up();
+    m_since_record++;
+    if (!m_shards.empty()) {
+        r = step_replicated(profiled);
+        r.warmup = warmup;
+        return r;
+    }
+    r.warmup = warmup;
     auto t0 = std::chrono::steady_clock::now();
     Program& prog = profiled ? *m_prof_prog : *m_step_prog;
     r.gpu_ms = prog.run();

@@ -19,6 +19,10 @@ struct StepResult {
     double gpu_ms = 0;    // GPU time of the whole step (timestamps): this step's when gpu_timed, else an earlier one's
     bool gpu_timed = false;  // gpu_ms was read back after this step (every profiled step; others every 200 ms)
     bool profiled = false;  // this step ran with per-kernel timestamps (Trainer::profile_next_step)
+    // One of the first steps of newly recorded programs (a new model, batch size, shown element, profiling): first
+    // runs pay for cold memory and first dispatches (lavapipe, single-head: 6.6 ms of GPU time against 0.3), so
+    // averages of a few readings leave them out.
+    bool warmup = false;
 };
 
 struct EvalResult {
@@ -54,6 +58,9 @@ public:
 
     // Multiply-adds of one training step (forward + backward) of cfg's model: 3 x parameters x tokens a batch.
     static double step_macs(const Config& cfg, int vocab_size);
+    // On a CPU device, for a model whose step is a GPU job (over 20 GFLOP: the gpt preset), what to expect and what
+    // makes it quicker to watch; empty otherwise. Headless prints it, the window shows it under the controls.
+    static std::string heavy_note(const Context& ctx, const Config& cfg, int vocab_size);
     // How many threads a CPU Vulkan driver (lavapipe) should run each dispatch on for cfg's model (ContextOptions::
     // cpu_threads): 1, no thread pool, for the lecture's small models, whose steps are many tiny dispatches; 0, the
     // driver's default (a thread per core), for bigger ones.
@@ -129,6 +136,7 @@ public:
     // second and headless --profile every step.
     void set_profiling(bool on);
     void profile_next_step() { m_profile_next = m_profiling; }
+    bool warming_up() const { return m_since_record < k_warmup_steps; }  // the next step's StepResult::warmup
     // Submits per training step: 1, or more when the step is cut so that the window's frames run between
     // them (build_programs: big models on lavapipe; any device whose steps measure longer than
     // long_step_s, re-recorded with submits of about submit_s each). Tests shorten the limits.
@@ -206,6 +214,8 @@ private:
     int m_display_b = 0;
     bool m_profiling = false;
     bool m_profile_next = false;
+    static constexpr int k_warmup_steps = 2;  // with replicas the first update program runs in the second step
+    int m_since_record = 0;                   // steps run since the programs were last recorded
 };
 
 }  // namespace attn
