@@ -93,7 +93,7 @@ int run_headless(const RunOptions& o) {
             if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
             if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
         }
-        check_resumable(ck, data.vocab(), asks_model(o) ? &asked : nullptr);
+        check_resumable(ck, data.vocab(), asks_model(o) ? &asked : nullptr, &o.given);
         if (o.given.count("--seed"))  // the checkpoint carries its own random state: a seed would change nothing
             std::fprintf(stderr, "attnlab: note: --seed is ignored with --resume (the run continues from its saved "
                                  "random state)\n");

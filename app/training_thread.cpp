@@ -43,6 +43,10 @@ void TrainingThread::stop() {
 
 void TrainingThread::set_running(bool on) {
     std::lock_guard lk(m_mutex);
+    set_running_locked(on);
+    m_cv.notify_all();
+}
+void TrainingThread::set_running_locked(bool on) {
     m_pending.running = on;
     m_snap.running = on;
     if (on && m_snap.message_until_start) {  // "reached max iters: paused; Start continues" no longer holds
@@ -50,7 +54,6 @@ void TrainingThread::set_running(bool on) {
         m_snap.message_until_start = false;
     }
     publish();
-    m_cv.notify_all();
 }
 
 void TrainingThread::toggle_running() {
@@ -82,9 +85,14 @@ void TrainingThread::save_checkpoint_to(const std::string& path) {
     if (path.empty()) return no_checkpoint_path("save");
     post([&](Pending& p) { p.save_path = path; });
 }
-void TrainingThread::load_checkpoint_from(const std::string& path) {
+void TrainingThread::load_checkpoint_from(const std::string& path, bool then_run) {
     if (path.empty()) return no_checkpoint_path("load");
-    post([&](Pending& p) { p.load_path = path; });
+    {
+        std::lock_guard lk(m_mutex);
+        m_pending.load_path = path;
+        if (then_run) set_running_locked(true);  // with the load: one loaded at its max iters stays paused (load_from)
+    }
+    m_cv.notify_all();
 }
 // Ctrl+S / Ctrl+O with the Checkpoint field empty: said on the checkpoint line instead of nothing happening.
 void TrainingThread::no_checkpoint_path(const char* what) {
@@ -537,7 +545,10 @@ void TrainingThread::do_step(bool force_attention) {
         s.step = step;
         s.step_losses.push_back(r.loss);
         double ms = s_step * 1e3;
-        s.ms_per_step = s.ms_per_step > 0 ? 0.9 * s.ms_per_step + 0.1 * ms : ms;
+        // a warm-up step's time is shown only until the first ordinary step, which starts the smoothing afresh
+        bool reseed = s.ms_per_step <= 0 || r.warmup || m_wall_from_warmup;
+        s.ms_per_step = reseed ? ms : 0.9 * s.ms_per_step + 0.1 * ms;
+        m_wall_from_warmup = r.warmup;
         // smoothed like the wall time, from fresh readings only (others repeat an earlier step's): the latest
         // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
         // Readings come about every 200 ms, so a lecture preset's run of a few seconds has a few dozen: the first

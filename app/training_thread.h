@@ -126,7 +126,8 @@ public:
     void request_sample();
     // Checkpoints, on the training thread; the outcome shows in Snapshot::ckpt_message.
     void save_checkpoint_to(const std::string& path);
-    void load_checkpoint_from(const std::string& path);
+    // then_run: and train on (the resume prompt), unless the run loaded is at its max iters (it stays paused there).
+    void load_checkpoint_from(const std::string& path, bool then_run = false);
     // Autosave to `path` every `minutes` (fractions allowed; 0: off) and when the thread stops. After a device
     // failure the last good state kept in memory goes to `path` too, whatever `minutes`.
     void set_autosave(double minutes, const std::string& path);
@@ -161,6 +162,7 @@ private:
         std::string restart_path, prompt;
         int att_element = 0, att_layer = 0, att_head = 0;
     };
+    void set_running_locked(bool on);  // set_running with m_mutex held, without the wake-up
     // Changes the pending commands under the lock and wakes the thread.
     template <typename F>
     void post(F&& change) {
@@ -200,6 +202,7 @@ private:
     std::chrono::steady_clock::time_point m_last_att_read{};
     std::chrono::steady_clock::time_point m_last_profiled{};  // the last step run with kernel timestamps
     int m_gpu_readings = 0;  // GPU times of whole steps averaged into Snapshot::gpu_ms since the model was built
+    bool m_wall_from_warmup = false;  // Snapshot::ms_per_step is a warm-up step's (StepResult::warmup)
     double m_train_s_since_sample = 0;
     double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
     long m_tokens_since_eval = 0;

@@ -193,7 +193,6 @@ const char* const k_autosave_path = "attnlab_autosave.safetensors";
 struct ResumePrompt {
     bool open = false;
     int step = 0;
-    int max_iters = 0;       // the run's: one at or past it resumes paused (as headless trains nothing more)
     std::string set_aside;   // an autosave this start cannot offer, renamed so that no autosave overwrites it: why
     bool keep_off = false;   // it could not be renamed: no autosave this run (it would overwrite the file)
 };
@@ -211,7 +210,6 @@ ResumePrompt find_autosave(const Dataset& data) {
         if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
         r.open = true;
         r.step = ck.state.step;
-        r.max_iters = ck.config.max_iters;
         return r;
     } catch (const std::exception& e) {
         why = e.what();
@@ -229,9 +227,10 @@ ResumePrompt find_autosave(const Dataset& data) {
 }
 
 void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
-    if (resume) tt.load_checkpoint_from(k_autosave_path);  // taken before any step
-    // a finished run stays paused at its end (the training thread says so; Start trains on past max iters)
-    tt.set_running(!(resume && rp.step >= rp.max_iters));
+    // taken before any step; a finished run stays paused at its end (the training thread says so); one that fails
+    // to load leaves the fresh run training
+    if (resume) tt.load_checkpoint_from(k_autosave_path, true);
+    else tt.set_running(true);
     rp.open = false;
 }
 

@@ -10,8 +10,8 @@
 # `run` stops at once if attnlab finds no Vulkan device; else, with logs in $OUT (or out/): the engine tests with the
 # validation layer on (kernels against CPU references, gradients, checkpoints, labs), the gpt preset's --profile
 # over 40 steps, bench/compare_pytorch.sh against PyTorch CUDA on the same GPU (one repetition of each preset), and
-# the lecture's stages trained to their val losses. About 5 minutes on an H200 (2026-12-04), inside the 10 a call
-# may take. Results go by hand into bench/RESULTS-GPU.md.
+# the lecture's stages trained to their val losses. About 5 minutes on an H200 (2026-12-04); the stages' time limits
+# add up to 9 minutes, inside the 10 a call may take. Results go by hand into bench/RESULTS-GPU.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,10 +47,10 @@ run() {
     icd=$(find /usr/local/nvidia /usr/share/vulkan /etc/vulkan -name 'nvidia_icd*.json' 2>/dev/null | head -n 1)
     [ -z "$icd" ] || export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-    if ! build/attnlab --headless --preset single-head --max-iters 10 --eval-interval 10 --eval-iters 1 --sample-chars 0 \
+    if ! timeout 60 build/attnlab --headless --preset single-head --max-iters 10 --eval-interval 10 --eval-iters 1 --sample-chars 0 \
             --data assets/tinyshakespeare.txt; then
         echo "no Vulkan device: the loader's view follows"
-        VK_LOADER_DEBUG=error,driver build/attnlab --headless --preset single-head --max-iters 0 --eval-iters 1 \
+        VK_LOADER_DEBUG=error,driver timeout 60 build/attnlab --headless --preset single-head --max-iters 0 --eval-iters 1 \
             --data assets/tinyshakespeare.txt 2>&1 | tail -n 20
         exit 3
     fi
@@ -62,12 +62,12 @@ run() {
         --profile --data assets/tinyshakespeare.txt >"$out/gpt_profile.log" 2>&1
     echo "gpt --profile: exit $? in $((SECONDS - t)) s"; grep -E '^(step|wall)' "$out/gpt_profile.log"
     t=$SECONDS
-    PYTHON=python3 timeout 240 bench/compare_pytorch.sh --torch-device cuda --reps 1 \
+    PYTHON=python3 timeout 200 bench/compare_pytorch.sh --torch-device cuda --reps 1 \
         --presets "gpt small-gpt single-head layernorm" --gpt-iters 20 --no-check --results "$out/compare.md" \
         >"$out/compare.log" 2>&1
     echo "compare_pytorch.sh: exit $? in $((SECONDS - t)) s"; grep -A6 '^preset' "$out/compare.log"
     t=$SECONDS
-    timeout 90 build/attn_tests "[lecture-single-head],[lecture-bigram],[lecture-presets]" >"$out/lecture.log" 2>&1
+    timeout 60 build/attn_tests "[lecture-single-head],[lecture-bigram],[lecture-presets]" >"$out/lecture.log" 2>&1
     echo "lecture stages: exit $? in $((SECONDS - t)) s"; grep -E 'after|passed|failed' "$out/lecture.log" | sort -u
 }
 

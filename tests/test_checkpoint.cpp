@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,8 +110,14 @@ TEST_CASE("damaged and mismatched checkpoints are refused with one clear message
     Config asked_preset = c;
     REQUIRE(asked_preset.apply_preset("layernorm"));
     asked_preset.block_size = c.block_size;
+    const std::set<std::string> typed_preset{"--preset"}, typed_both{"--preset", "--n-head"};
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &asked_preset, &typed_preset); }),
+               Catch::Contains("n_head 1 but 4 was asked (--preset layernorm): drop --preset to resume"));
+    // the setting's own flag when it was typed too (and when the flags typed are unknown)
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &asked_preset, &typed_both); }),
+               Catch::Contains("was asked (--n-head): drop --n-head to resume"));
     CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &asked_preset); }),
-               Catch::Contains("was asked (--preset layernorm): drop --preset to resume"));
+               Catch::Contains("was asked (--n-head): drop --n-head to resume"));
     CHECK(test::error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
 
     // a file that cannot be opened says so (as root permissions do not stop reading: nothing to check there)
@@ -279,7 +286,7 @@ TEST_CASE("an evaluation is stopped between the submits of one batch", "[checkpo
     Trainer a(test::ctx(), data, c), b(test::ctx(), data, c);
     for (Trainer* t : {&a, &b}) {
         t->set_submit_limits(1e-9, 1e-9);  // every step "too long": re-recorded in many submits, evaluation too
-        for (int i = 0; i < 3; i++) t->step();
+        for (int i = 0; i < 5; i++) t->step();  // two warm-up steps (not timed), then two long ones re-record
         REQUIRE(t->step_submits() > 2);
     }
     int calls = 0;

@@ -163,7 +163,7 @@ TEST_CASE("steps measured too long are re-recorded as several submits with the s
         b.push_back(cut.step().loss);
     }
     REQUIRE(whole.step_submits() == 1);
-    REQUIRE(cut.step_submits() > 4);  // re-recorded after two long steps
+    REQUIRE(cut.step_submits() > 4);  // re-recorded after two long steps (after the two warm-up steps)
     REQUIRE(a == b);
     REQUIRE(whole.estimate_loss().val == cut.estimate_loss().val);
     // on replicas too (each replica's slice cut)
@@ -251,6 +251,14 @@ TEST_CASE("the first steps of newly recorded programs are marked as warm-up", "[
         CHECK(tr.step().warmup);
         CHECK(tr.step().warmup);
         CHECK_FALSE(tr.step().warmup);
+        // nor is a warm-up step profiled when asked (its cold kernel times would fill a table of a few steps)
+        tr.set_profiling(true);
+        for (int i = 0; i < 4; i++) {
+            tr.profile_next_step();
+            StepResult r = tr.step();
+            CHECK(r.profiled == !r.warmup);
+            CHECK(r.profiled == (i >= 2 || replicas == 1));  // replicas: the profiled twins are new programs
+        }
     }
 }
 
@@ -531,9 +539,9 @@ TEST_CASE("replicas: switching profiling on and off between steps changes no bit
         REQUIRE(toggled.step().loss == plain.step().loss);
     }
     toggled.set_profiling(true);  // runs the pending update: the next step has none, the one after has
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
         toggled.profile_next_step();
-        REQUIRE(toggled.step().profiled);
+        REQUIRE(toggled.step().profiled == (i >= 2));  // not the warm-up steps of the re-recorded programs
         plain.step();
     }
     REQUIRE(toggled.model().read_params() == plain.model().read_params());

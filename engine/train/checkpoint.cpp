@@ -145,7 +145,8 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
     write_safetensors(path, header, datas, spans);
 }
 
-void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked) {
+void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked,
+                     const std::set<std::string>* given) {
     if (ck.vocab != vocab) {
         std::string how;  // same size: name a character that differs
         if (ck.vocab.size() == vocab.size()) {
@@ -170,10 +171,11 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
     if (!asked) return;
     const Config& a = *asked;
     const Config& c = ck.config;
-    // the flag that asked for it: another preset (a whole model), else the single flag
+    // the flag that asked for it: the setting's own if typed, else a typed --preset (a whole model)
     auto differs = [&](const char* what, long long have, long long want, const char* flag) {
         if (have == want) return;
-        std::string by = a.preset != c.preset ? "--preset " + a.preset : flag;
+        bool by_preset = given && !given->count(flag) && given->count("--preset");
+        std::string by = by_preset ? "--preset " + a.preset : flag;
         throw Error(std::string("the checkpoint's model has ") + what + " " + std::to_string(have) + " but " +
                     std::to_string(want) + " was asked (" + by + "): drop " + by.substr(0, by.find(' ')) +
                     " to resume, or start a new run without --resume");

@@ -2,6 +2,7 @@
 // config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,11 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
 Checkpoint load_checkpoint(const std::string& path);
 // The same from bytes in memory (`path` only names it in messages): what the fuzzer drives.
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path);
-// Refuses a checkpoint whose vocabulary differs from the corpus's, or whose model shape differs from `asked`
-// when check_shape (the user asked for a model explicitly). One line saying what differs and what to do.
-void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab, const Config* asked);
+// Refuses a checkpoint whose vocabulary differs from the corpus's, or whose model shape differs from `asked` (when
+// the user asked for a model explicitly). One line saying what differs and what to do: which flag to drop, from
+// `given` (the flags typed, e.g. "--n-embd", "--preset"; null: name the setting's own flag).
+void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab, const Config* asked,
+                     const std::set<std::string>* given = nullptr);
 
 // Extra named F32 tensors beside the parameters (e.g. gradients for the PyTorch cross-check).
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, std::vector<float>>>& tensors,

@@ -580,12 +580,13 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     // AdamW's step t counts from 1; with replicas the update that runs now is the previous step's
     write_hyper(m_pending ? m_step : m_step + 1);
     StepResult r;
-    bool profiled = m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
-    m_profile_next = false;
+    // after any re-record above: a warm-up step is neither profiled nor timed for the submit budget (cold runs)
     bool warmup = warming_up();
     m_since_record++;
+    bool profiled = !warmup && m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
+    m_profile_next = false;
     if (!m_shards.empty()) {
-        r = step_replicated(profiled);
+        r = step_replicated(profiled, warmup);
         r.warmup = warmup;
         return r;
     }
@@ -596,7 +597,7 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     r.gpu_timed = prog.last_run_timed();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.profiled = profiled;
-    note_step_time(wall);
+    if (!warmup) note_step_time(wall);
     const float* res = static_cast<const float*>(m_act->result.mapped());
     r.loss = res[0];
     r.finite = res[1] == 0.0f && std::isfinite(res[0]);
@@ -618,7 +619,7 @@ void Trainer::note_step_time(double wall) {
 // Trainer::step on replicas() devices at once: the previous step's update (AdamW of the slices' mean) then forward and
 // backward of each slice, and every slice's gradient copied to every device (lavapipe's memory is the host's: a
 // memcpy) for the next step's update, or flush's.
-StepResult Trainer::step_replicated(bool profiled) {
+StepResult Trainer::step_replicated(bool profiled, bool warmup) {
     StepResult r;
     r.profiled = profiled;
     for (auto& sh : m_shards)
@@ -629,7 +630,7 @@ StepResult Trainer::step_replicated(bool profiled) {
     r.gpu_ms = run_shards(kind, profiled);
     r.gpu_timed = m_shards[0]->prog[profiled][kind]->last_run_timed();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    note_step_time(wall);
+    if (!warmup) note_step_time(wall);
     size_t bytes = m_model->flat_size() * 4;
     for (auto& from : m_shards) {
         if (from->rows == 0) continue;  // an idle shard's slot stays zero

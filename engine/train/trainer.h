@@ -136,7 +136,9 @@ public:
     // second and headless --profile every step.
     void set_profiling(bool on);
     void profile_next_step() { m_profile_next = m_profiling; }
-    bool warming_up() const { return m_since_record < k_warmup_steps; }  // the next step's StepResult::warmup
+    // Whether the next step is a warm-up step (StepResult::warmup), unless that step re-records first (after two long
+    // steps, note_step_time), when it is one too.
+    bool warming_up() const { return m_since_record < k_warmup_steps; }
     // Submits per training step: 1, or more when the step is cut so that the window's frames run between
     // them (build_programs: big models on lavapipe; any device whose steps measure longer than
     // long_step_s, re-recorded with submits of about submit_s each). Tests shorten the limits.
@@ -173,7 +175,7 @@ private:
     void build_programs();
     void build_shards(const std::function<void()>& also_here = {});  // runs also_here while the replicas record
     void add_peers();
-    StepResult step_replicated(bool profiled);
+    StepResult step_replicated(bool profiled, bool warmup);
     double run_shards(int kind, bool profiled);
     void note_step_time(double wall);  // two steps in a row over m_long_step_s: re-record in shorter submits
     bool m_pending = false;  // replicas: the last step's update has not run yet (flush)
