@@ -231,6 +231,20 @@ TEST_CASE("an attention preview shows the next step's batch and leaves training 
     }
 }
 
+TEST_CASE("a model whose step is a GPU job says so on a CPU driver; the lecture's small ones do not", "[model]") {
+    const Dataset& data = test::shakespeare();
+    Config gpt, small;
+    REQUIRE(gpt.apply_preset("gpt"));
+    REQUIRE(small.apply_preset("layernorm"));
+    bool cpu = test::ctx().props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    std::string note = Trainer::heavy_note(test::ctx(), gpt, data.vocab_size());
+    CHECK(note.empty() == !cpu);
+    if (cpu)
+        CHECK_THAT(note, Catch::Contains("GFLOP a training step is a GPU job") &&
+                             Catch::Contains("--batch-size 8 --eval-iters 20"));
+    CHECK(Trainer::heavy_note(test::ctx(), small, data.vocab_size()).empty());
+}
+
 TEST_CASE("the first steps of newly recorded programs are marked as warm-up", "[model]") {
     // The window leaves them out of its GPU time and kernel table (a cold first run read 20x an ordinary step).
     const Dataset& data = test::shakespeare();
