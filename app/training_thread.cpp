@@ -529,7 +529,7 @@ void TrainingThread::do_step(bool force_attention) {
     m_tokens_since_eval += long(m_cfg.batch_size) * m_cfg.block_size;
     m_weights_changed = true;
     int step = m_trainer->step_count();
-    if (r.profiled) update_profile();
+    if (r.profiled && !r.warmup) update_profile();  // a cold warm-up step (one that re-recorded) would skew the table
     // Every step while steps are slower than the screen; otherwise once per frame is all anyone can see.
     bool read = force_attention || t1 - m_last_att_read >= m_att_period ||
                 (m_exit_after > 0 && step >= m_exit_after);

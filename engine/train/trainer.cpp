@@ -580,10 +580,11 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     // AdamW's step t counts from 1; with replicas the update that runs now is the previous step's
     write_hyper(m_pending ? m_step : m_step + 1);
     StepResult r;
-    // after any re-record above: a warm-up step is neither profiled nor timed for the submit budget (cold runs)
+    // after any re-record above: a warm-up step is not timed for the submit budget (cold runs); profiled when asked
+    // (headless --profile of a few long steps needs them; the window leaves them out of its table)
     bool warmup = warming_up();
     m_since_record++;
-    bool profiled = !warmup && m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
+    bool profiled = m_profile_next && (m_prof_prog || (!m_shards.empty() && m_shards[0]->prog[1][0]));
     m_profile_next = false;
     if (!m_shards.empty()) {
         r = step_replicated(profiled, warmup);
