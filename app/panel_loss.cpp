@@ -247,7 +247,9 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         for (float ly : {y - ts.y - 1, y + 1})
             if (free_at(ly, ly + ts.y)) {
                 taken.push_back({ly, ly + ts.y});
-                dl->AddText(ImVec2(b.x - ts.x - 4, ly), own ? col : IM_COL32(200, 200, 120, 140), buf);
+                // at the left end: there every run is still near ln(vocab) ~ 4.2, far above the lecture's
+                // losses, while at the right end the curves (the latest loss) ran through the labels
+                dl->AddText(ImVec2(a.x + 4, ly), own ? col : IM_COL32(200, 200, 120, 140), buf);
                 break;
             }
     };
