@@ -68,7 +68,7 @@ const std::map<std::string, std::set<std::string>> k_options = {
 const char* k_usage =
     "usage: attnlab lab --list\n"
     "       attnlab lab NAME [--device N] [options]\n"
-    "  matmul   [--a ones|tril|average] [--b \"2,6;6,4;7,5\"]\n"
+    "  matmul   [--a ones|tril|average] [--b \"2,7;6,4;6,5\"]\n"
     "  average  [--shape B,T,C] [--show b] [--seed N]\n"
     "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1,8 (the default; each in (0, 1024])]\n"
     "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
@@ -111,22 +111,22 @@ uint64_t parse_seed(const std::string& s) {
     return x;
 }
 
-// "2,6;6,4;7,5" -> (3, 2)
+// "2,7;6,4;6,5" -> (3, 2)
 Matrix parse_matrix(const std::string& s, const std::string& flag) {
     Matrix m;
     if (!s.empty() && (s.back() == ';' || s.front() == ';'))
-        throw Error(flag + ": '" + s + "' has a ';' with no row beside it; rows are separated by ';', e.g. \"2,6;6,4;7,5\"");
+        throw Error(flag + ": '" + s + "' has a ';' with no row beside it; rows are separated by ';', e.g. \"2,7;6,4;6,5\"");
     std::stringstream ss(s);
     std::string row;
     while (std::getline(ss, row, ';')) {
         std::vector<float> r = parse_floats(row, ',', flag);
         if (m.rows > 0 && int(r.size()) != m.cols)
-            throw Error(flag + ": every row needs the same number of values, e.g. \"2,6;6,4;7,5\"");
+            throw Error(flag + ": every row needs the same number of values, e.g. \"2,7;6,4;6,5\"");
         m.cols = int(r.size());
         m.rows++;
         m.v.insert(m.v.end(), r.begin(), r.end());
     }
-    if (m.rows == 0) throw Error(flag + ": give a matrix, rows separated by ';', e.g. \"2,6;6,4;7,5\"");
+    if (m.rows == 0) throw Error(flag + ": give a matrix, rows separated by ';', e.g. \"2,7;6,4;6,5\"");
     return m;
 }
 

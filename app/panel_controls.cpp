@@ -90,6 +90,8 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     if (snap.model_id != st.model_id) {  // a rebuild (a loaded checkpoint's config too): the fields show it
         st.edit = snap.cfg;
         st.model_id = snap.model_id;
+        st.preset_live_set = false;
+        st.live_dirty = false;
     }
     bool screenshot = false;
     // Fields as wide as the longest label leaves room for, 45% of the panel at least: in a narrow window the labels
@@ -154,27 +156,23 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         e.causal = snap.cfg.causal;
         if (!st.dropout_active) e.dropout = snap.cfg.dropout;
     }
-    bool changed = false;
+    bool changed = false, typing = false;  // typing: a field still being typed into (applied when left)
     Config cand = live_candidate(snap.cfg, e);
     auto errs = validate(cand);
-    changed |= ImGui::InputFloat("learning rate", &e.lr, 0, 0, "%.6g");
-    field_error(errs, "--lr");
-    changed |= ImGui::InputFloat("weight decay", &e.weight_decay, 0, 0, "%.4g");
-    field_error(errs, "--weight-decay");
-    changed |= ImGui::InputInt("batch size", &e.batch_size);
-    field_error(errs, "--batch-size");
-    changed |= ImGui::InputInt("eval interval", &e.eval_interval);
-    field_error(errs, "--eval-interval");
-    changed |= ImGui::InputInt("eval iters", &e.eval_iters);
-    field_error(errs, "--eval-iters");
-    changed |= ImGui::InputInt("max iters", &e.max_iters, 100, 1000);
-    field_error(errs, "--max-iters");
-    changed |= ImGui::InputFloat("temperature", &e.temperature, 0.1f, 0.5f, "%.2f");
-    field_error(errs, "--temperature");
-    changed |= ImGui::InputInt("top-k", &e.top_k);
-    field_error(errs, "--top-k");
-    changed |= ImGui::InputInt("sample length", &e.sample_chars, 50, 500);
-    field_error(errs, "--sample-chars");
+    auto field = [&](bool edited, const char* flag) {
+        changed |= edited;
+        typing |= ImGui::IsItemActive();
+        field_error(errs, flag);
+    };
+    field(ImGui::InputFloat("learning rate", &e.lr, 0, 0, "%.6g"), "--lr");
+    field(ImGui::InputFloat("weight decay", &e.weight_decay, 0, 0, "%.4g"), "--weight-decay");
+    field(ImGui::InputInt("batch size", &e.batch_size), "--batch-size");
+    field(ImGui::InputInt("eval interval", &e.eval_interval), "--eval-interval");
+    field(ImGui::InputInt("eval iters", &e.eval_iters), "--eval-iters");
+    field(ImGui::InputInt("max iters", &e.max_iters, 100, 1000), "--max-iters");
+    field(ImGui::InputFloat("temperature", &e.temperature, 0.1f, 0.5f, "%.2f"), "--temperature");
+    field(ImGui::InputInt("top-k", &e.top_k), "--top-k");
+    field(ImGui::InputInt("sample length", &e.sample_chars, 50, 500), "--sample-chars");
     ImGui::BeginDisabled(snap.cfg.kind == ModelKind::Bigram);
     changed |= ImGui::SliderFloat("dropout", &e.dropout, 0.0f, 0.9f, "%.2f");
     st.dropout_active = ImGui::IsItemActive();
@@ -196,7 +194,10 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         ImGui::TextWrapped("fps cap must be between 1 and 240 (got %d); kept at the last valid value", st.fps_cap);
         ImGui::PopStyleColor();
     }
-    if (changed) {
+    // the slider and the checkbox apply as they move; a number field once it is left
+    if (changed && typing) st.live_dirty = true;
+    if ((changed && !typing) || (st.live_dirty && !typing)) {
+        st.live_dirty = false;
         cand = live_candidate(snap.cfg, e);
         if (validate(cand).empty()) {
             tt.set_live(cand);
@@ -234,7 +235,14 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     section("Model (Apply & restart)");
     if (ImGui::BeginCombo("preset", e.preset.c_str())) {
         for (const std::string& name : Config::preset_names())
-            if (ImGui::Selectable(name.c_str(), name == e.preset)) e.apply_preset(name);  // the lecture's settings
+            if (ImGui::Selectable(name.c_str(), name == e.preset)) {
+                // the lecture's model here; its training settings wait for Apply & restart (see ControlsState)
+                Config p = e;
+                p.apply_preset(name);
+                e = live_candidate(p, e);
+                st.preset_live = p;
+                st.preset_live_set = true;
+            }
         ImGui::EndCombo();
     }
     {
@@ -284,7 +292,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     }
     bool pending = restart_fields_differ(e, snap.cfg) || st.corpus_path != snap.corpus_path;
     ImGui::BeginDisabled(!rerrs.empty() || snap.fatal);
-    if (ImGui::Button("Apply & restart")) tt.restart(e, st.corpus_path);
+    if (ImGui::Button("Apply & restart")) tt.restart(st.preset_live_set ? live_candidate(e, st.preset_live) : e, st.corpus_path);
     layout.restart_button = visible_rect();
     ImGui::EndDisabled();
     ImGui::TextWrapped("%sRestarting loses the current weights, all %d steps, the loss history and the samples.",

@@ -37,6 +37,13 @@ struct ControlsState {
     double live_sent_at = 0;    // ImGui::GetTime() of that set_live
     Config live_sent;
     int confirm_reset_step = -1;  // >= 0: the "Reset?" prompt is open, for a run at that step
+    // A live field typed into is applied when it is left (Enter, Tab, a click elsewhere), not at every keystroke:
+    // "3e-4" typed into the learning rate trained at lr 3 on the way.
+    bool live_dirty = false;
+    // A preset picked in the Model section: its training settings (lr, max iters, dropout, ...) go with Apply &
+    // restart; the Live fields keep showing the running model's, which they change.
+    bool preset_live_set = false;
+    Config preset_live;
 };
 // Returns true when the user pressed the screenshot button.
 // Ctrl+S / Ctrl+O in the window call these too.

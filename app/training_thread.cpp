@@ -282,6 +282,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
         s.ms_per_step = s.gpu_ms = s.tokens_per_s = 0;  // smoothed over steps: the new model's own from its first
         m_gpu_readings = 0;
+        m_gpu_share = 0;
+        m_sample_step = -1;
         s.heavy_note = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());
         s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
                       m_trainer->replica_bytes();
@@ -446,9 +448,14 @@ void TrainingThread::do_sample() {
     }
     auto t0 = Clock::now();
     int step = m_trainer->step_count();
+    // the first sample at a step as headless draws it (seed + step); another at the same step (Sample now while
+    // paused) a fresh one, not the same text again
+    m_sample_repeat = step == m_sample_step ? m_sample_repeat + 1 : 0;
+    m_sample_step = step;
+    uint64_t seed = m_cfg.seed + uint64_t(step) + m_sample_repeat * 0x9E3779B97F4A7C15ull;
     std::string text;
     try {
-        text = m_trainer->generate(prompt, m_cfg.sample_chars, m_cfg.temperature, m_cfg.top_k, m_cfg.seed + step);
+        text = m_trainer->generate(prompt, m_cfg.sample_chars, m_cfg.temperature, m_cfg.top_k, seed);
     } catch (const Interrupted&) {  // quitting
         return;
     }
@@ -551,13 +558,16 @@ void TrainingThread::do_step(bool force_attention) {
         m_wall_from_warmup = r.warmup;
         // smoothed like the wall time, from fresh readings only (others repeat an earlier step's): the latest
         // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
-        // Readings come about every 200 ms, so a lecture preset's run of a few seconds has a few dozen: the first
-        // ones averaged (not one seeding the smoothing), the first steps of new programs left out (their cold first
-        // run read 6.6 ms against 0.3 and showed the GPU at 7x the wall time).
-        if (r.gpu_timed && !r.warmup) {
+        // GPU time as the share of a timed step's own wall time, times the smoothed wall time: readings come about
+        // every 200 ms, from steps that need not be typical (one drawn beside a frame runs long), and GPU time
+        // averaged apart from the wall time read above it (layernorm on 2 devices: "2.03 ms wall | GPU 2.32").
+        // The first readings averaged (a lecture preset's run of a few seconds has a few dozen), the first steps
+        // of new programs left out (a cold first run read 6.6 ms against 0.3).
+        if (r.gpu_timed && !r.warmup && ms > 0) {
             m_gpu_readings++;
-            s.gpu_ms += (r.gpu_ms - s.gpu_ms) / std::min(m_gpu_readings, 10);
+            m_gpu_share += (std::min(1.0, r.gpu_ms / ms) - m_gpu_share) / std::min(m_gpu_readings, 10);
         }
+        s.gpu_ms = m_gpu_readings > 0 ? m_gpu_share * s.ms_per_step : 0;
         s.train_s += s_step;
         s.wall_s = active_s(t1);
         s.device_bytes = m_ctx.allocated_bytes();
@@ -794,7 +804,20 @@ void TrainingThread::run() {
                 c.temperature = p.live_cfg.temperature; c.top_k = p.live_cfg.top_k; c.sample_chars = p.live_cfg.sample_chars;
                 c.max_iters = p.live_cfg.max_iters;
                 c.causal = p.live_cfg.causal; c.dropout = p.live_cfg.dropout;
+                int old_max = m_cfg.max_iters;
                 apply_live(c);
+                // max iters lowered to the step reached or below: paused now, as when a run gets there
+                if (m_cfg.max_iters != old_max && m_trainer->step_count() >= m_cfg.max_iters) {
+                    p.running = false;
+                    std::lock_guard lk(m_mutex);
+                    if (m_pending.running) {
+                        m_pending.running = m_snap.running = false;
+                        m_snap.message = "at max iters (" + std::to_string(m_cfg.max_iters) + ") already: paused; Start "
+                                         "trains on past it";
+                        m_snap.message_until_start = true;
+                        publish();
+                    }
+                }
             }
             if (p.profiling_changed && m_trainer) {
                 m_trainer->set_profiling(p.profiling);

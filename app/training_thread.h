@@ -202,7 +202,10 @@ private:
     std::chrono::steady_clock::time_point m_last_att_read{};
     std::chrono::steady_clock::time_point m_last_profiled{};  // the last step run with kernel timestamps
     int m_gpu_readings = 0;  // GPU times of whole steps averaged into Snapshot::gpu_ms since the model was built
+    double m_gpu_share = 0;  // their mean share of their steps' wall time
     bool m_wall_from_warmup = false;  // Snapshot::ms_per_step is a warm-up step's (StepResult::warmup)
+    int m_sample_step = -1;           // the step of the last sample, and how many came before it at that step
+    uint64_t m_sample_repeat = 0;
     double m_train_s_since_sample = 0;
     double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
     long m_tokens_since_eval = 0;

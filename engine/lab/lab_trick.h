@@ -11,7 +11,7 @@ namespace attn::lab {
 constexpr int k_matmul_max = 64;  // rows and columns of b at most (the demo shows every matrix)
 struct MatmulDemoInput {
     TrilMode a_mode = TrilMode::Ones;                 // Ones, Tril or TrilAverage
-    Matrix b{3, 2, {2, 6, 6, 4, 7, 5}};               // (K, N), the lecture's b; a is (K, K)
+    Matrix b{3, 2, {2, 7, 6, 4, 6, 5}};               // (K, N), the lecture's b (torch.manual_seed(42)); a is (K, K)
 };
 struct MatmulDemo {
     Matrix a;  // (K, K)
