@@ -166,7 +166,9 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     };
     field(ImGui::InputFloat("learning rate", &e.lr, 0, 0, "%.6g"), "--lr");
     field(ImGui::InputFloat("weight decay", &e.weight_decay, 0, 0, "%.4g"), "--weight-decay");
-    field(ImGui::InputInt("batch size", &e.batch_size), "--batch-size");
+    bool batch_edited = ImGui::InputInt("batch size", &e.batch_size);
+    layout.batch_field = visible_rect();
+    field(batch_edited, "--batch-size");
     field(ImGui::InputInt("eval interval", &e.eval_interval), "--eval-interval");
     field(ImGui::InputInt("eval iters", &e.eval_iters), "--eval-iters");
     field(ImGui::InputInt("max iters", &e.max_iters, 100, 1000), "--max-iters");

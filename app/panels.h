@@ -17,6 +17,7 @@ struct PanelLayout {
     ImVec4 samples_text{};
     ImVec4 status_bar{};
     ImVec4 corpus_field{}, restart_button{};  // Controls' corpus path and Apply & restart (w 0: scrolled out of view)
+    ImVec4 batch_field{};                     // Controls' live batch size, its +/- buttons and label included
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
 

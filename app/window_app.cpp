@@ -106,6 +106,8 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     f << '\n';
     rect("restart_button", l.restart_button);
     f << '\n';
+    rect("batch_field", l.batch_field);
+    f << '\n';
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".
