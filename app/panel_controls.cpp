@@ -71,8 +71,7 @@ void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
     ImGui::End();
 }
 
-// The last item's rectangle (x, y, w, h) for the screenshot's layout sidecar; all 0 when it is scrolled out of view.
-static ImVec4 visible_rect() {
+ImVec4 visible_rect() {
     if (!ImGui::IsItemVisible()) return {};
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     ImVec2 clip_a = ImGui::GetWindowDrawList()->GetClipRectMin(), clip_b = ImGui::GetWindowDrawList()->GetClipRectMax();

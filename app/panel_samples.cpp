@@ -1,5 +1,6 @@
 // Samples panel: text from the current weights after an editable prompt, refreshed on a cost budget, with history.
 #include <cstdio>
+#include <string>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -7,17 +8,29 @@
 
 namespace attn {
 
+// Wrapped, not cut at the panel's edge: a long prompt and the characters left out of it stay readable.
 static void sample_header(const SampleEntry& s) {
-    if (s.val_loss > 0)
-        ImGui::TextDisabled("step %d | val loss %.4f%s%s", s.step, s.val_loss, s.prompt.empty() ? "" : " | prompt: ",
-                            s.prompt.c_str());
-    else
-        ImGui::TextDisabled("step %d%s%s", s.step, s.prompt.empty() ? "" : " | prompt: ", s.prompt.c_str());
+    std::string h = "step " + std::to_string(s.step);
+    if (s.val_loss > 0) {
+        char v[32];
+        std::snprintf(v, sizeof v, " | val loss %.4f", s.val_loss);
+        h += v;
+    }
+    if (!s.prompt.empty()) h += " | prompt: " + s.prompt;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s", h.c_str());
+    ImGui::PopStyleColor();
+    if (!s.left_out.empty()) {  // Dataset::encode skips them: say so rather than sample from another prompt silently
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.8f, 0.3f, 1));
+        ImGui::TextWrapped("Not in the corpus, left out of the prompt: %s", s.left_out.c_str());
+        ImGui::PopStyleColor();
+    }
 }
 
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     ImGui::SetNextItemWidth(260);
     if (ImGui::InputTextWithHint("prompt", "(empty: start from a newline)", &st.prompt)) tt.set_prompt(st.prompt);
+    layout.prompt_field = visible_rect();
     ImGui::SameLine();
     ImGui::BeginDisabled(!snap.has_model || snap.fatal);
     if (ImGui::Button("Sample now")) tt.request_sample();

@@ -239,8 +239,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_trainer->num_params(),
                 std::chrono::duration<double>(Clock::now() - t_build).count(),
                 eval_start ? "; estimating the loss" : "");
-    if (std::string note = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size()); !note.empty())
-        std::printf("attnlab: note: %s\n", note.c_str());
+    std::string heavy = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());  // printed here, shown in the snapshot
+    if (!heavy.empty()) std::printf("attnlab: note: %s\n", heavy.c_str());
     std::fflush(stdout);
     bool profiling;
     {
@@ -284,7 +284,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         m_gpu_readings = 0;
         m_gpu_share = 0;
         m_sample_step = -1;
-        s.heavy_note = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());
+        s.heavy_note = heavy;
         s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
                       m_trainer->replica_bytes();
         s.replicas = m_trainer->replicas();
@@ -462,9 +462,10 @@ void TrainingThread::do_sample() {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     m_train_s_since_sample = 0;
     m_weights_changed = false;
+    std::string left_out = m_data->unknown_chars(prompt);
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
-    s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(text)});
+    s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(text), std::move(left_out)});
     if (s.samples.size() > 200) s.samples.erase(s.samples.begin());
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;
@@ -556,8 +557,6 @@ void TrainingThread::do_step(bool force_attention) {
         bool reseed = s.ms_per_step <= 0 || r.warmup || m_wall_from_warmup;
         s.ms_per_step = reseed ? ms : 0.9 * s.ms_per_step + 0.1 * ms;
         m_wall_from_warmup = r.warmup;
-        // smoothed like the wall time, from fresh readings only (others repeat an earlier step's): the latest
-        // reading against a smoothed wall time showed more GPU time than wall and "host 0.00 ms"
         // GPU time as the share of a timed step's own wall time, times the smoothed wall time: readings come about
         // every 200 ms, from steps that need not be typical (one drawn beside a frame runs long), and GPU time
         // averaged apart from the wall time read above it (layernorm on 2 devices: "2.03 ms wall | GPU 2.32").

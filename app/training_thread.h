@@ -39,6 +39,7 @@ struct SampleEntry {
     int step = 0;
     double val_loss = 0;  // the latest estimate when the sample was taken (0: none yet)
     std::string prompt, text;
+    std::string left_out;  // the prompt's characters the corpus has no token for (Dataset::unknown_chars): not fed in
 };
 
 // Everything the UI draws, copied out under the lock.

@@ -108,6 +108,8 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     f << '\n';
     rect("batch_field", l.batch_field);
     f << '\n';
+    rect("prompt_field", l.prompt_field);
+    f << '\n';
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".

@@ -32,6 +32,15 @@ TEST_CASE("UTF-8 text is tokenized by character", "[dataset]") {
     REQUIRE(d.tokens().size() == 32);  // code points, not bytes
 }
 
+TEST_CASE("a prompt's characters outside the corpus are named, each once", "[dataset]") {
+    Dataset d = Dataset::from_text("héllo wörld — ✓ héllo wörld — ✓\n", "utf8");
+    REQUIRE(d.unknown_chars("wörld ✓") == "");
+    REQUIRE(d.unknown_chars("wÖrld zz ✗ z") == "Öz✗");  // what encode() skips, in order, once
+    REQUIRE(d.encode("wÖrld zz ✗ z") == d.encode("wrld   "));
+    REQUIRE(d.unknown_chars("caf\xe9") == "caf\xe9");  // not UTF-8: encode() skips all of it
+    REQUIRE(d.encode("caf\xe9").empty());
+}
+
 TEST_CASE("bad corpora are refused with one clear message", "[dataset]") {
     CHECK_THAT(test::error_of([] { Dataset::from_file("/nonexistent/corpus.txt"); }), Catch::Contains("does not exist"));
     CHECK_THAT(test::error_of([] { Dataset::from_file(std::filesystem::temp_directory_path().string()); }),

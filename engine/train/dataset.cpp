@@ -119,6 +119,18 @@ std::vector<uint32_t> Dataset::encode(const std::string& s) const {
 
 bool Dataset::knows(uint32_t c) const { return std::binary_search(m_vocab.begin(), m_vocab.end(), c); }
 
+std::string Dataset::unknown_chars(const std::string& s) const {
+    std::vector<uint32_t> cps, seen;
+    if (!decode_utf8(s, cps, nullptr)) return s;  // not UTF-8: encode() skips all of it
+    std::string out;
+    for (uint32_t c : cps)
+        if (!knows(c) && std::find(seen.begin(), seen.end(), c) == seen.end()) {
+            seen.push_back(c);
+            out += encode_utf8(c);
+        }
+    return out;
+}
+
 std::string Dataset::decode(uint32_t id) const { return id < m_vocab.size() ? encode_utf8(m_vocab[id]) : std::string("?"); }
 
 std::string Dataset::decode(const std::vector<uint32_t>& ids) const {
