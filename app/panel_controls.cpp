@@ -234,9 +234,14 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
 
     // --- restart ---
     section("Model (Apply & restart)");
-    if (ImGui::BeginCombo("preset", e.preset.c_str())) {
-        for (const std::string& name : Config::preset_names())
-            if (ImGui::Selectable(name.c_str(), name == e.preset)) {
+    bool combo_open = ImGui::BeginCombo("preset", e.preset.c_str());
+    layout.preset_combo = visible_rect();
+    layout.preset_items.clear();
+    if (combo_open) {
+        for (const std::string& name : Config::preset_names()) {
+            bool picked = ImGui::Selectable(name.c_str(), name == e.preset);
+            layout.preset_items.emplace_back(name, visible_rect());
+            if (picked) {
                 // the lecture's model here; its training settings wait for Apply & restart (see ControlsState)
                 Config p = e;
                 p.apply_preset(name);
@@ -244,6 +249,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
                 st.preset_live = p;
                 st.preset_live_set = true;
             }
+        }
         ImGui::EndCombo();
     }
     {

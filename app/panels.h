@@ -19,6 +19,8 @@ struct PanelLayout {
     ImVec4 corpus_field{}, restart_button{};  // Controls' corpus path and Apply & restart (w 0: scrolled out of view)
     ImVec4 batch_field{};                     // Controls' live batch size, its +/- buttons and label included
     ImVec4 prompt_field{};                    // Samples' prompt
+    ImVec4 preset_combo{};                    // Controls' preset combo
+    std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
 // The last item's rectangle (x, y, w, h) for PanelLayout; all 0 when it is scrolled out of view (panel_controls.cpp).

@@ -110,6 +110,12 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     f << '\n';
     rect("prompt_field", l.prompt_field);
     f << '\n';
+    rect("preset_combo", l.preset_combo);
+    f << '\n';
+    for (const auto& [name, r] : l.preset_items) {
+        rect(("preset_item_" + name).c_str(), r);
+        f << '\n';
+    }
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".
