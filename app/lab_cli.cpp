@@ -69,13 +69,13 @@ const char* k_usage =
     "usage: attnlab lab --list\n"
     "       attnlab lab NAME [--device N] [options]\n"
     "  matmul   [--a ones|tril|average] [--b \"2,7;6,4;6,5\"]\n"
-    "  average  [--shape B,T,C] [--show b] [--seed N]\n"
+    "  average  [--shape 4,8,2] [--show b] [--seed 1337 (PyTorch's randn when B*T*C >= 16)]\n"
     "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1,8 (the default; each in (0, 1024])]\n"
-    "  scaling  [--head-size 1..256] [--bins N] [--seed N]\n"
+    "  scaling  [--head-size 16 (1..256)] [--bins 21 (1..1000)] [--seed N]\n"
     "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
-    "  position [--text \"to be or\"] [--pos on|off] [--seed N]\n"
-    "  batches  [--change b] [--replacement TEXT] [--seed N]\n"
-    "  graph    [--text \"to be or\"] [--mask on|off] [--seed N]\n";
+    "  position [--text \"to be or\"] [--pos on|off (default: off, then on)] [--seed N]\n"
+    "  batches  [--change 2] [--replacement \"uestion.\"] [--seed N]\n"
+    "  graph    [--text \"to be or\"] [--mask on|off (default: on, a decoder)] [--seed N]\n";
 
 std::vector<float> parse_floats(const std::string& s, char sep, const std::string& flag) {
     std::vector<float> v;
@@ -158,10 +158,16 @@ void print_vector(Text& out, const char* name, const std::vector<float>& v) {
     out("\n");
 }
 
-void print_bars(Text& out, const std::vector<float>& probs, const std::vector<float>& scores) {
+void print_bars(Text& out, const char* head, const std::vector<float>& probs, const std::vector<float>& scores) {
+    // scores to 4 decimals in one column as wide as the widest (1e30 prints 31 digits before the point), %g past 1e6
+    bool big = false;
+    for (float s : scores) big |= std::abs(s) >= 1e6f;
+    int w = 8;
+    for (float s : scores) w = std::max(w, std::snprintf(nullptr, 0, big ? "%.4g" : "%.4f", double(s)));
+    out("  %*s  %7s\n", w, head, "prob");
     for (size_t i = 0; i < probs.size(); i++) {
         int n = int(std::lround(probs[i] * 50));
-        out("  %8.4f  %7.4f |%s\n", scores[i], probs[i], std::string(n, '#').c_str());
+        out(big ? "  %*.4g  %7.4f |%s\n" : "  %*.4f  %7.4f |%s\n", w, scores[i], probs[i], std::string(n, '#').c_str());
     }
 }
 
@@ -185,7 +191,8 @@ void print_histogram(Text& out, const char* name, const std::vector<int>& h, flo
 std::string visible(const std::string& s) {  // newlines shown as the lecture's \n, other control characters escaped
     std::string o;
     for (unsigned char c : s) {
-        if (c == '\n') o += "\\n";
+        if (c == '\\') o += "\\\\";  // a typed backslash doubled, so that "a\\nb" and a newline read apart
+        else if (c == '\n') o += "\\n";
         else if (c == '\t') o += "\\t";
         else if (c == '\r') o += "\\r";
         else if (c < 0x20 || c == 0x7F) {
@@ -229,8 +236,7 @@ void show_average(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     if (opt.count("--show")) in.show_b = parse_int(opt.at("--show"), "--show");
     if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::AverageDemo d = lab::run_average_demo(ctx, kc, in);
-    out("\nx = randn(%d, %d, %d), seed %llu; showing batch element %d\n\n", in.B, in.T, in.C,
-                (unsigned long long)in.seed, in.show_b);
+    out("\n%s; showing batch element %d\n\n", d.x_origin.c_str(), in.show_b);
     print_matrix(out, "x[b]", d.x);
     print_matrix(out, "wei = softmax(masked_fill(zeros, tril == 0, -inf))", d.wei);
     print_matrix(out, "xbow  (1: loops over the past)", d.xbow_loop);
@@ -251,8 +257,7 @@ void show_softmax(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
         for (float& s : scaled) s *= d.multipliers[i];
         char head[32];
         std::snprintf(head, sizeof head, "score*%g", d.multipliers[i]);
-        out("%10s %8s\n", head, "prob");
-        print_bars(out, d.probs[i], scaled);
+        print_bars(out, head, d.probs[i], scaled);
     }
 }
 
@@ -335,6 +340,8 @@ void show_batches(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
         out("  %2zu  \"%s\"  \"%s\"  %-10s  %s\n", b, d.before[b].c_str(), d.after[b].c_str(),
                     d.att_changed[b] ? "changed" : "identical", d.out_changed[b] ? "changed" : "identical");
     out("\n");
+    if (d.before[size_t(d.changed)] == d.after[size_t(d.changed)])
+        out("(the replacement is the same text as the original: nothing changed; try --replacement with other characters)\n\n");
     print_matrix(out, "attention weights of the changed element, before", d.att_before);
     print_matrix(out, "attention weights of the changed element, after", d.att_after);
     out("\"identical\" means bit-identical: every float compared with memcmp\n");

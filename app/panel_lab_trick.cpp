@@ -130,6 +130,7 @@ void draw_average(LabState& st, Context& ctx) {
     ImGui::TextWrapped("Largest difference between the three versions, over all of (B, T, C):");
     ImGui::TextColored(same ? k_good_colour : k_bad_colour, "  %.3g%s", d.max_diff, same ? "  (the same up to float rounding)" : "");
     heading("the input and the weights");
+    ImGui::TextDisabled("%s", d.x_origin.c_str());
     titled_matrix("x[b]  (T x C)", "##x", d.x);
     ImGui::SameLine(0, 24);
     ImGui::BeginGroup();

@@ -60,9 +60,16 @@ error 2 "T at most 1024" lab average --shape 65536,65536,1
 error 2 "--head-size: 4294967312 is out of range" lab scaling --head-size 4294967312
 # the main command's seed range and message, 0 to 2^53 (a seed above 1e9 was refused here alone)
 error 2 "--seed: must be a whole number from 0 to 2^53 (got '-1')" lab average --seed -1
-check "a seed of 2^53" 0 "seed 9007199254740992;" lab average --seed 9007199254740992
+check "a seed of 2^53" 0 "manual_seed\\(9007199254740992\\);" lab average --seed 9007199254740992
 error 2 "--seed: must be a whole number from 0 to 2^53 (got '9007199254740993')" lab average --seed 9007199254740993
 error 2 "--seed: must be a whole number from 0 to 2^53 (got '12x')" lab average --seed 12x
+# the lecture's own x (PyTorch's randn after torch.manual_seed(1337)), its first row as the notebook prints it
+check "the lecture's x" 0 "^torch.manual_seed\\(1337\\); x = torch.randn\\(4, 8, 2\\): PyTorch's own numbers" lab average
+check "the lecture's x, row 0" 0 "^ +0\\.1808 +-0\\.0700$" lab average
+check "fewer than 16 numbers: said to be the app's" 0 "from the app's generator" lab average --shape 1,3,2
+# a typed backslash reads apart from a newline; a replacement that changes nothing says so
+check "a typed backslash" 0 'characters of "a\\\\nb"' lab graph --text 'a\nb'
+check "an unchanged replacement" 0 "nothing changed" lab batches --replacement "e: that "
 error 2 "1e40 is out of range" lab softmax --scores 1e40,1
 error 2 "lab --list takes nothing" lab --list extra
 check "--flag=value" 0 "24.0000   0.9997" lab softmax --scores=1,2,3

@@ -4,6 +4,7 @@
 #include "lab/lab_model.h"
 #include "lab/lab_registry.h"
 #include "lab/lab_trick.h"
+#include "lab/torch_randn.h"
 
 using namespace attn;
 using namespace attn::lab;
@@ -109,12 +110,37 @@ TEST_CASE("lab matmul: ones, tril and the row-normalised tril give the lecture's
     require_matrix(d.c, 2, 1, {1, 2});
 }
 
+TEST_CASE("torch_randn gives PyTorch's torch.randn after torch.manual_seed", "[lab]") {
+    // PyTorch 1.13 (CPU, float32): torch.manual_seed(s); torch.randn(n), its first and last values; to 1e-5 (its AVX2
+    // build's vectorised log and cos differ from std::log and std::cos by a few ulp)
+    auto check = [](uint32_t seed, size_t n, std::vector<float> head, std::vector<float> tail) {
+        INFO("seed " << seed << ", n " << n);
+        std::optional<std::vector<float>> x = torch_randn(seed, n);
+        REQUIRE(x);
+        REQUIRE(x->size() == n);
+        for (size_t i = 0; i < head.size(); i++) CHECK((*x)[i] == Approx(head[i]).epsilon(1e-5));
+        for (size_t i = 0; i < tail.size(); i++) CHECK((*x)[n - tail.size() + i] == Approx(tail[i]).epsilon(1e-5));
+    };
+    check(1337, 64, {0.180771589f, -0.0699880943f, -0.359623492f, -0.915204465f}, {1.53326881f, 1.60973644f, -0.403228134f});
+    check(1337, 16, {0.180771589f, -0.0699880943f}, {-0.23977837f, -0.921114683f, 1.54329705f});
+    check(42, 105, {1.92691529f, 1.48728406f, 0.900717199f, -2.10552096f}, {4.03563404f, 1.27945864f, -0.0126854787f});  // a last partial block
+    check(0, 16, {-1.12583983f, -1.1523602f}, {});
+    CHECK_FALSE(torch_randn(1337, 15));      // under 16 PyTorch draws another way
+}
+
 TEST_CASE("lab average: loops, tril matmul and masked softmax agree to 1e-6", "[lab]") {
     AverageDemoInput in;  // (4, 8, 2)
     AverageDemo d = run_average_demo(test::ctx(), test::kernels(), in);
     CHECK(d.max_diff <= 1e-6f);
     REQUIRE(d.x.rows == 8);
     REQUIRE(d.x.cols == 2);
+    // the lecture's own x[0] and xbow[0] (torch.manual_seed(1337); x = torch.randn(4, 8, 2)), as its notebook prints them
+    REQUIRE(d.torch_x);
+    CHECK(d.x.at(0, 0) == Approx(0.1808f).margin(5e-5));
+    CHECK(d.x.at(0, 1) == Approx(-0.0700f).margin(5e-5));
+    CHECK(d.xbow_softmax.at(7, 0) == Approx(-0.0341f).margin(5e-5));
+    CHECK(d.xbow_softmax.at(7, 1) == Approx(0.1332f).margin(5e-5));
+    CHECK_THAT(d.x_origin, Catch::Contains("torch.manual_seed(1337); x = torch.randn(4, 8, 2)"));
     // xbow row 0 is x row 0; the last row is the mean of all of x[b]
     CHECK(d.xbow_loop.at(0, 0) == d.x.at(0, 0));
     double mean = 0;
@@ -126,6 +152,11 @@ TEST_CASE("lab average: loops, tril matmul and masked softmax agree to 1e-6", "[
     // an edited shape still agrees (T not a multiple of anything)
     in.B = 3; in.T = 13; in.C = 5; in.seed = 42;
     CHECK(run_average_demo(test::ctx(), test::kernels(), in).max_diff <= 1e-6f);
+    // under 16 numbers: the app's own generator, and the header says so
+    in.B = 1; in.T = 3; in.C = 2;
+    d = run_average_demo(test::ctx(), test::kernels(), in);
+    CHECK_FALSE(d.torch_x);
+    CHECK_THAT(d.x_origin, Catch::Contains("the app's generator"));
 }
 
 TEST_CASE("lab softmax: x1 is diffuse, x8 is nearly one-hot (the lecture's values to 1e-3)", "[lab]") {

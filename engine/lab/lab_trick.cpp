@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "lab/torch_randn.h"
 #include "rng.h"
 #include "vk/check.h"
 
@@ -47,11 +48,11 @@ std::string fmt_float(float x) {
 MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput& in) {
     const Matrix& b = in.b;
     if (b.rows < 1 || b.cols < 1 || b.v.size() != size_t(b.rows) * b.cols)
-        throw Error("lab matmul: b must be a non-empty matrix with rows*cols values, e.g. --b \"2,6;6,4;7,5\"");
+        throw Error("lab matmul: b must be a non-empty matrix with rows*cols values, e.g. --b \"2,7;6,4;6,5\"");
     if (in.a_mode == TrilMode::Zeros) throw Error("lab matmul: a must be ones, tril or average");
     if (b.rows > k_matmul_max || b.cols > k_matmul_max)  // every matrix is printed: beyond this it is a wall of digits
         throw Error("lab matmul: b may have at most " + std::to_string(k_matmul_max) + " rows and columns (it has " +
-                    std::to_string(b.rows) + " x " + std::to_string(b.cols) + "), e.g. --b \"2,6;6,4;7,5\"");
+                    std::to_string(b.rows) + " x " + std::to_string(b.cols) + "), e.g. --b \"2,7;6,4;6,5\"");
     const uint32_t K = uint32_t(b.rows), N = uint32_t(b.cols);
     Buffer ga = gpu_zeros(ctx, size_t(K) * K);  // (K, K)
     Buffer gb = to_gpu(ctx, b.v);               // (K, N)
@@ -68,6 +69,15 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
     return d;
 }
 
+static std::string average_x_origin(const AverageDemoInput& in, const AverageDemo& d) {
+    std::string shape = std::to_string(in.B) + ", " + std::to_string(in.T) + ", " + std::to_string(in.C);
+    if (d.torch_x)
+        return "torch.manual_seed(" + std::to_string(in.seed) + "); x = torch.randn(" + shape + "): PyTorch's own numbers" +
+               (in.seed > UINT32_MAX ? " (its generator keeps the seed's low 32 bits)" : "");
+    return "x = randn(" + shape + ") from the app's generator, seed " + std::to_string(in.seed) +
+           " (under 16 numbers: PyTorch draws those another way, not reproduced)";
+}
+
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in) {
     if (in.B < 1 || in.T < 1 || in.C < 1 || in.T > 1024 || int64_t(in.B) * in.T * in.C > (1 << 22))
         throw Error("lab average: B, T and C must be positive, T at most 1024 and B*T*C at most 4M, e.g. --shape 4,8,2");
@@ -75,9 +85,14 @@ AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInp
                     std::to_string(in.B) + ")");
     const uint32_t B = in.B, T = in.T, C = in.C;
     const size_t n = size_t(B) * T * C;
-    Rng rng(in.seed);
+    std::optional<std::vector<float>> tx = torch_randn(uint32_t(in.seed), n);  // torch keeps the seed's low 32 bits
     std::vector<float> x(n);  // (B, T, C)
-    for (auto& v : x) v = float(rng.normal());
+    if (tx) {
+        x = std::move(*tx);
+    } else {
+        Rng rng(in.seed);
+        for (auto& v : x) v = float(rng.normal());
+    }
     Buffer gx = to_gpu(ctx, x);
     Buffer loop = gpu_zeros(ctx, n), mm = gpu_zeros(ctx, n), sm = gpu_zeros(ctx, n);  // (B, T, C) each
     Buffer avg = gpu_zeros(ctx, size_t(T) * T), zeros = gpu_zeros(ctx, size_t(T) * T), wei = gpu_zeros(ctx, size_t(T) * T);
@@ -93,6 +108,8 @@ AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInp
     });
     std::vector<float> r1 = loop.read<float>(n), r2 = mm.read<float>(n), r3 = sm.read<float>(n);
     AverageDemo d;
+    d.torch_x = tx.has_value();
+    d.x_origin = average_x_origin(in, d);
     for (size_t i = 0; i < n; i++)
         d.max_diff = std::max({d.max_diff, std::abs(r1[i] - r2[i]), std::abs(r1[i] - r3[i]), std::abs(r2[i] - r3[i])});
     d.x = slice(x, in.show_b, T, C);

@@ -1,6 +1,7 @@
 // Lab demos 1-4, the mathematical trick and the scaling of attention: matmul, average, softmax, scaling.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lab/lab_gpu.h"
@@ -22,7 +23,7 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
 
 // --- 2. average: three ways to average the past ---
 struct AverageDemoInput {
-    int B = 4, T = 8, C = 2;  // the lecture's x = torch.randn(B, T, C)
+    int B = 4, T = 8, C = 2;  // the lecture's x: torch.manual_seed(1337); torch.randn(B, T, C) (torch_randn.h)
     uint64_t seed = 1337;
     int show_b = 0;           // which batch element to show
 };
@@ -33,6 +34,8 @@ struct AverageDemo {
     Matrix xbow_matmul;   // (T, C)  version 2: tril(ones)/rowsum @ x
     Matrix xbow_softmax;  // (T, C)  version 3: masked_fill + softmax, then @ x
     float max_diff = 0;   // largest |difference| between any two versions, over all of (B, T, C)
+    bool torch_x = false; // x is PyTorch's torch.randn after torch.manual_seed(seed) (B*T*C >= 16), else the app's Rng
+    std::string x_origin; // for a header: "torch.manual_seed(1337); x = torch.randn(4, 8, 2): PyTorch's own numbers"
 };
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in);
 
