@@ -130,7 +130,9 @@ void draw_average(LabState& st, Context& ctx) {
     ImGui::TextWrapped("Largest difference between the three versions, over all of (B, T, C):");
     ImGui::TextColored(same ? k_good_colour : k_bad_colour, "  %.3g%s", d.max_diff, same ? "  (the same up to float rounding)" : "");
     heading("the input and the weights");
-    ImGui::TextDisabled("%s", d.x_origin.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", d.x_origin.c_str());  // PyTorch's own numbers, or why not
+    ImGui::PopStyleColor();
     titled_matrix("x[b]  (T x C)", "##x", d.x);
     ImGui::SameLine(0, 24);
     ImGui::BeginGroup();
