@@ -243,6 +243,15 @@ void show_average(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     print_matrix(out, "xbow2 (2: wei @ x, wei = tril / rowsum)", d.xbow_matmul);
     print_matrix(out, "xbow3 (3: masked_fill + softmax, then @ x)", d.xbow_softmax);
     out("largest difference between the three, over all (B, T, C): %.3g\n", d.max_diff);
+    out("\nversion 4: self-attention, the lecture's next cell and its numbers: torch.manual_seed(1337);\n"
+        "x = torch.randn(%d, %d, %d); key, query, value = nn.Linear(%d, %d, bias=False);\n"
+        "wei = softmax(masked_fill(query(x) @ key(x)^T, tril == 0, -inf)); out = wei @ value(x)\n"
+        "The weights are no longer uniform: each token computes its own, from the data. (Not yet scaled: the\n"
+        "lecture multiplies by head_size**-0.5 next; see lab scaling.)\n\n", lab::k_head_B, lab::k_head_T, lab::k_head_C,
+        lab::k_head_C, lab::k_head_HS);
+    print_matrix(out, "wei[0]", d.head_wei);
+    out("out = wei @ v: (%d, %d, %d); out[0] is (%d x %d)\n", lab::k_head_B, lab::k_head_T, lab::k_head_HS, d.head_out.rows,
+        d.head_out.cols);
 }
 
 void show_softmax(Text& out, Context& ctx, KernelCache& kc, const std::map<std::string, std::string>& opt) {

@@ -145,6 +145,16 @@ void draw_average(LabState& st, Context& ctx) {
     titled_matrix("2: tril / rowsum @ x", "##x2", d.xbow_matmul);
     ImGui::SameLine(0, 18);
     titled_matrix("3: masked_fill + softmax, @ x", "##x3", d.xbow_softmax);
+    heading("version 4: self-attention (the lecture's next cell, its numbers)");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("torch.manual_seed(1337); x = torch.randn(%d, %d, %d); key, query, value = nn.Linear(%d, %d, "
+                       "bias=False); wei = softmax(masked_fill(query(x) @ key(x)^T, tril == 0, -inf)). Each token now "
+                       "weighs the past by its own, data-dependent affinities (not yet scaled by head_size**-0.5: that "
+                       "comes next, in Scaling).", lab::k_head_B, lab::k_head_T, lab::k_head_C, lab::k_head_C, lab::k_head_HS);
+    ImGui::PopStyleColor();
+    titled_matrix("wei[0]  (T x T)", "##headwei", d.head_wei);
+    ImGui::SameLine(0, 24);
+    heatmap("##headwei_map", d.head_wei, cell_for(d.head_wei.cols, 200.0f), true);
 }
 
 // --- 3. softmax ---

@@ -126,6 +126,14 @@ TEST_CASE("torch_randn gives PyTorch's torch.randn after torch.manual_seed", "[l
     check(42, 105, {1.92691529f, 1.48728406f, 0.900717199f, -2.10552096f}, {4.03563404f, 1.27945864f, -0.0126854787f});  // a last partial block
     check(0, 16, {-1.12583983f, -1.1523602f}, {});
     CHECK_FALSE(torch_randn(1337, 15));      // under 16 PyTorch draws another way
+    // nn.Linear(32, 16, bias=False) weights after torch.manual_seed(1337); torch.randn(4, 8, 32): key's first, value's last
+    TorchGenerator g(1337);
+    REQUIRE(g.randn(4 * 8 * 32));
+    std::vector<float> wk = g.linear_weight(32, 16), wq = g.linear_weight(32, 16), wv = g.linear_weight(32, 16);
+    REQUIRE(wk.size() == 512);
+    CHECK(wk[0] == Approx(-0.0680993795f).epsilon(1e-5));
+    CHECK(wk[2] == Approx(-0.173487023f).epsilon(1e-5));
+    CHECK(wv[511] == Approx(-0.00615870813f).epsilon(1e-5));
 }
 
 TEST_CASE("lab average: loops, tril matmul and masked softmax agree to 1e-6", "[lab]") {
@@ -141,6 +149,27 @@ TEST_CASE("lab average: loops, tril matmul and masked softmax agree to 1e-6", "[
     CHECK(d.xbow_softmax.at(7, 0) == Approx(-0.0341f).margin(5e-5));
     CHECK(d.xbow_softmax.at(7, 1) == Approx(0.1332f).margin(5e-5));
     CHECK_THAT(d.x_origin, Catch::Contains("torch.manual_seed(1337); x = torch.randn(4, 8, 2)"));
+    // version 4, self-attention: the lecture's next cell prints this wei[0] (and PyTorch 1.13 gives it to 4 digits)
+    const std::vector<float> lecture_wei = {
+        1.0000f, 0, 0, 0, 0, 0, 0, 0,
+        0.1574f, 0.8426f, 0, 0, 0, 0, 0, 0,
+        0.2088f, 0.1646f, 0.6266f, 0, 0, 0, 0, 0,
+        0.5792f, 0.1187f, 0.1889f, 0.1131f, 0, 0, 0, 0,
+        0.0294f, 0.1052f, 0.0469f, 0.0276f, 0.7909f, 0, 0, 0,
+        0.0176f, 0.2689f, 0.0215f, 0.0089f, 0.6812f, 0.0019f, 0, 0,
+        0.1691f, 0.4066f, 0.0438f, 0.0416f, 0.1048f, 0.2012f, 0.0329f, 0,
+        0.0210f, 0.0843f, 0.0555f, 0.2297f, 0.0573f, 0.0709f, 0.2423f, 0.2391f};
+    REQUIRE(d.head_wei.rows == 8);
+    REQUIRE(d.head_wei.cols == 8);
+    for (size_t i = 0; i < lecture_wei.size(); i++) {
+        INFO("wei[0] element " << i);
+        CHECK(d.head_wei.v[i] == Approx(lecture_wei[i]).margin(5e-5));
+        if (lecture_wei[i] == 0) CHECK(d.head_wei.v[i] == 0.0f);  // the future: exactly zero
+    }
+    REQUIRE(d.head_out.rows == 8);
+    REQUIRE(d.head_out.cols == 16);
+    const float out_last[4] = {0.1301f, -0.0328f, -0.4965f, 0.2865f};  // PyTorch: out[0, 7, :4]
+    for (int c = 0; c < 4; c++) CHECK(d.head_out.at(7, c) == Approx(out_last[c]).margin(5e-5));
     // xbow row 0 is x row 0; the last row is the mean of all of x[b]
     CHECK(d.xbow_loop.at(0, 0) == d.x.at(0, 0));
     double mean = 0;

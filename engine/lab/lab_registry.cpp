@@ -13,7 +13,7 @@ const std::vector<DemoInfo>& demos() {
          "Each token should see a summary of the tokens before it: here the plainest one, their average. A loop "
          "over the past (xbow), a multiply by the row-normalised lower triangle, and masked_fill(-inf) followed "
          "by softmax all give the same numbers. The softmax version is the one attention uses, because then the "
-         "zeros can become learned, data-dependent affinities."},
+         "zeros can become learned, data-dependent affinities: version 4, the lecture's own single head, shows them."},
         {"softmax", "Softmax sharpens as scores grow",
          "Softmax turns scores into weights that sum to one. Multiply the same scores by a larger number and the "
          "weights tend to one-hot: all attention goes to the single largest score. That is why attention scores "

@@ -69,6 +69,31 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
     return d;
 }
 
+// Version 4 of the average: one head of self-attention, the lecture's cell with its own numbers (torch_randn.h).
+static void self_attention_cell(Context& ctx, KernelCache& kc, AverageDemo& d) {
+    const uint32_t B = k_head_B, T = k_head_T, C = k_head_C, HS = k_head_HS;
+    TorchGenerator gen(1337);
+    std::vector<float> x = *gen.randn(size_t(B) * T * C);  // (B, T, C)
+    std::vector<float> wk = gen.linear_weight(C, HS), wq = gen.linear_weight(C, HS), wv = gen.linear_weight(C, HS);  // (HS, C)
+    Buffer gx = to_gpu(ctx, x), gk = to_gpu(ctx, wk), gq = to_gpu(ctx, wq), gv = to_gpu(ctx, wv);
+    Buffer k = gpu_zeros(ctx, size_t(B) * T * HS), q = gpu_zeros(ctx, size_t(B) * T * HS), v = gpu_zeros(ctx, size_t(B) * T * HS);
+    Buffer scores = gpu_zeros(ctx, size_t(B) * T * T), wei = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T)
+    Buffer out = gpu_zeros(ctx, size_t(B) * T * HS);                                              // (B, T, HS)
+    run_program(ctx, [&](Program& pr) {
+        matmul(kc, pr, k, gx, gk, 1, B * T, HS, C, 0, 0, true);  // k = key(x) = x @ Wk^T  (B*T, HS)
+        matmul(kc, pr, q, gx, gq, 1, B * T, HS, C, 0, 0, true);  // q = query(x)
+        matmul(kc, pr, v, gx, gv, 1, B * T, HS, C, 0, 0, true);  // v = value(x)
+        pr.barrier("the scores read q and k, out reads v");
+        matmul(kc, pr, scores, q, k, B, T, T, HS, T * HS, T * HS, true);  // q @ k^T per batch element  (B, T, T)
+        pr.barrier("the softmax reads the scores");
+        softmax(kc, pr, wei, scores, B * T, T, true, 1.0f);  // masked_fill(tril == 0, -inf), softmax(dim=-1)
+        pr.barrier("out reads the weights");
+        matmul(kc, pr, out, wei, v, B, T, HS, T, T * T, T * HS, false);  // wei @ v  (B, T, HS)
+    });
+    d.head_wei = Matrix(T, T, wei.read<float>(size_t(T) * T));
+    d.head_out = Matrix(T, HS, out.read<float>(size_t(T) * HS));
+}
+
 static std::string average_x_origin(const AverageDemoInput& in, const AverageDemo& d) {
     std::string shape = std::to_string(in.B) + ", " + std::to_string(in.T) + ", " + std::to_string(in.C);
     if (d.torch_x)
@@ -85,7 +110,7 @@ AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInp
                     std::to_string(in.B) + ")");
     const uint32_t B = in.B, T = in.T, C = in.C;
     const size_t n = size_t(B) * T * C;
-    std::optional<std::vector<float>> tx = torch_randn(uint32_t(in.seed), n);  // torch keeps the seed's low 32 bits
+    std::optional<std::vector<float>> tx = torch_randn(in.seed, n);
     std::vector<float> x(n);  // (B, T, C)
     if (tx) {
         x = std::move(*tx);
@@ -114,6 +139,7 @@ AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInp
         d.max_diff = std::max({d.max_diff, std::abs(r1[i] - r2[i]), std::abs(r1[i] - r3[i]), std::abs(r2[i] - r3[i])});
     d.x = slice(x, in.show_b, T, C);
     d.wei = Matrix(T, T, wei.read<float>(size_t(T) * T));
+    self_attention_cell(ctx, kc, d);
     d.xbow_loop = slice(r1, in.show_b, T, C);
     d.xbow_matmul = slice(r2, in.show_b, T, C);
     d.xbow_softmax = slice(r3, in.show_b, T, C);

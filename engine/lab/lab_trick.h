@@ -36,7 +36,13 @@ struct AverageDemo {
     float max_diff = 0;   // largest |difference| between any two versions, over all of (B, T, C)
     bool torch_x = false; // x is PyTorch's torch.randn after torch.manual_seed(seed) (B*T*C >= 16), else the app's Rng
     std::string x_origin; // for a header: "torch.manual_seed(1337); x = torch.randn(4, 8, 2): PyTorch's own numbers"
+    // Version 4, self-attention: the lecture's next cell, whatever the inputs above. torch.manual_seed(1337);
+    // x = torch.randn(4, 8, 32); key, query, value = nn.Linear(32, 16, bias=False); wei = softmax(masked_fill(
+    // q @ k^T, tril == 0, -inf)) (not yet scaled: the lecture adds * head_size**-0.5 after it); out = wei @ v.
+    Matrix head_wei;      // (8, 8)   wei[0], the numbers the lecture prints
+    Matrix head_out;      // (8, 16)  out[0]
 };
+constexpr int k_head_B = 4, k_head_T = 8, k_head_C = 32, k_head_HS = 16;  // version 4's shapes, the lecture's
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in);
 
 // --- 3. softmax: sharpening with a multiplier ---
