@@ -276,7 +276,8 @@ void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     if (opt.count("--bins")) in.bins = parse_int(opt.at("--bins"), "--bins");
     if (opt.count("--seed")) in.seed = parse_seed(opt.at("--seed"));
     lab::ScalingDemo d = lab::run_scaling_demo(ctx, kc, in);
-    out("\nq, k = randn(%d, %d, %d); wei = q @ k^T: %zu scores\n", in.B, in.T, d.head_size, d.samples);
+    out("\ntorch.manual_seed(%llu); q = torch.randn(%d, %d, %d); k = torch.randn(%d, %d, %d); wei = q @ k^T: %zu scores\n",
+        (unsigned long long)in.seed, in.B, in.T, d.head_size, in.B, in.T, d.head_size, d.samples);
     out("var(q)                        %9.4f\n", d.var_q);
     out("var(k)                        %9.4f\n", d.var_k);
     out("var(q @ k^T)          unscaled %9.4f   (about head_size = %d)\n", d.var_unscaled, d.head_size);
@@ -286,6 +287,11 @@ void show_scaling(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
     out("\nsoftmax of one row (batch 0, row 0)\n");
     print_vector(out, "  unscaled", d.row_unscaled);
     print_vector(out, "  scaled  ", d.row_scaled);
+    out("\nthe lecture's own cell (its generator going on from the head in lab average's version 4):\n"
+        "k = torch.randn(%d, %d, %d); q = torch.randn(%d, %d, %d); wei = q @ k^T * head_size**-0.5\n"
+        "k.var() %.4f   q.var() %.4f   wei.var() %.4f   (unscaled: %.4f)\n", lab::k_head_B, lab::k_head_T, lab::k_head_HS,
+        lab::k_head_B, lab::k_head_T, lab::k_head_HS, d.lecture.var_k, d.lecture.var_q, d.lecture.var_scaled,
+        d.lecture.var_unscaled);
 }
 
 void show_encoder(Text& out, Context& ctx, const std::map<std::string, std::string>& opt) {

@@ -67,6 +67,7 @@ error 2 "--seed: must be a whole number from 0 to 2^53 (got '12x')" lab average 
 check "the lecture's x" 0 "^torch.manual_seed\\(1337\\); x = torch.randn\\(4, 8, 2\\): PyTorch's own numbers" lab average
 check "the lecture's x, row 0" 0 "^ +0\\.1808 +-0\\.0700$" lab average
 check "fewer than 16 numbers: said to be the app's" 0 "from the app's generator" lab average --shape 1,3,2
+check "the lecture's scaling cell" 0 "^k.var\\(\\) 1\\.0449 +q.var\\(\\) 1\\.0700 +wei.var\\(\\) 1\\.0918" lab scaling
 check "version 4, the lecture's head: wei[0] row 1" 0 "^ +0\\.1574 +0\\.8426( +0\\.0000){6}$" lab average
 # a typed backslash reads apart from a newline; a replacement that changes nothing says so
 check "a typed backslash" 0 'characters of "a\\\\nb"' lab graph --text 'a\nb'

@@ -212,6 +212,11 @@ TEST_CASE("lab scaling: var(q.k) ~ head_size unscaled and ~1 scaled over 10,000 
         CHECK(std::abs(d.var_k - 1.0) <= 0.05);
         CHECK(std::abs(d.var_unscaled - hs) <= 0.15 * hs);
         CHECK(std::abs(d.var_scaled - 1.0) <= 0.15);
+        if (hs == 16) {  // PyTorch: torch.manual_seed(1337); q = torch.randn(100, 10, 16); k = torch.randn(100, 10, 16)
+            CHECK(d.var_q == Approx(0.99961227).margin(2e-6));
+            CHECK(d.var_k == Approx(0.99601740).margin(2e-6));
+            CHECK(d.var_unscaled == Approx(16.1178).margin(2e-3));
+        }
         int n_u = 0, n_s = 0;
         for (int c : d.hist_unscaled) n_u += c;
         for (int c : d.hist_scaled) n_s += c;
@@ -222,6 +227,11 @@ TEST_CASE("lab scaling: var(q.k) ~ head_size unscaled and ~1 scaled over 10,000 
         for (float p : d.row_unscaled) max_u = std::max(max_u, p);
         for (float p : d.row_scaled) max_s = std::max(max_s, p);
         CHECK(max_u > max_s);
+        // the lecture's own cell prints k.var() 1.0449, q.var() 1.0700, wei.var() 1.0918 (PyTorch: unscaled 17.4690)
+        CHECK(d.lecture.var_k == Approx(1.0449).margin(5e-5));
+        CHECK(d.lecture.var_q == Approx(1.0700).margin(5e-5));
+        CHECK(d.lecture.var_scaled == Approx(1.0918).margin(5e-5));
+        CHECK(d.lecture.var_unscaled == Approx(17.4690).margin(5e-4));
     }
 }
 

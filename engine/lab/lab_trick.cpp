@@ -70,11 +70,22 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
 }
 
 // Version 4 of the average: one head of self-attention, the lecture's cell with its own numbers (torch_randn.h).
+// The lecture's cell's tensors in the order it draws them: torch.manual_seed(1337); x = torch.randn(4, 8, 32);
+// key, query, value = nn.Linear(32, 16, bias=False). Returns the generator, for the cells after it.
+static TorchGenerator lecture_head_tensors(std::vector<float>& x, std::vector<float>& wk, std::vector<float>& wq,
+                                           std::vector<float>& wv) {
+    TorchGenerator gen(1337);
+    x = *gen.randn(size_t(k_head_B) * k_head_T * k_head_C);  // (B, T, C)
+    wk = gen.linear_weight(k_head_C, k_head_HS);              // (HS, C) each
+    wq = gen.linear_weight(k_head_C, k_head_HS);
+    wv = gen.linear_weight(k_head_C, k_head_HS);
+    return gen;
+}
+
 static void self_attention_cell(Context& ctx, KernelCache& kc, AverageDemo& d) {
     const uint32_t B = k_head_B, T = k_head_T, C = k_head_C, HS = k_head_HS;
-    TorchGenerator gen(1337);
-    std::vector<float> x = *gen.randn(size_t(B) * T * C);  // (B, T, C)
-    std::vector<float> wk = gen.linear_weight(C, HS), wq = gen.linear_weight(C, HS), wv = gen.linear_weight(C, HS);  // (HS, C)
+    std::vector<float> x, wk, wq, wv;
+    lecture_head_tensors(x, wk, wq, wv);
     Buffer gx = to_gpu(ctx, x), gk = to_gpu(ctx, wk), gq = to_gpu(ctx, wq), gv = to_gpu(ctx, wv);
     Buffer k = gpu_zeros(ctx, size_t(B) * T * HS), q = gpu_zeros(ctx, size_t(B) * T * HS), v = gpu_zeros(ctx, size_t(B) * T * HS);
     Buffer scores = gpu_zeros(ctx, size_t(B) * T * T), wei = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T)
@@ -169,6 +180,24 @@ SoftmaxDemo run_softmax_demo(Context& ctx, KernelCache& kc, const SoftmaxDemoInp
     return d;
 }
 
+// The lecture's scaling cell, its generator going on from the head's cell (lecture_head_tensors).
+static void lecture_scaling_cell(Context& ctx, KernelCache& kc, ScalingDemo& d) {
+    const uint32_t B = k_head_B, T = k_head_T, HS = k_head_HS;
+    std::vector<float> x, wk, wq, wv;
+    TorchGenerator gen = lecture_head_tensors(x, wk, wq, wv);
+    std::vector<float> k = *gen.randn(size_t(B) * T * HS), q = *gen.randn(size_t(B) * T * HS);  // (B, T, HS) each
+    Buffer gk = to_gpu(ctx, k), gq = to_gpu(ctx, q);
+    Buffer wu = gpu_zeros(ctx, size_t(B) * T * T), ws = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T)
+    run_program(ctx, [&](Program& pr) {
+        matmul(kc, pr, wu, gq, gk, B, T, T, HS, T * HS, T * HS, true, 1.0f);                       // q @ k^T
+        matmul(kc, pr, ws, gq, gk, B, T, T, HS, T * HS, T * HS, true, 1.0f / std::sqrt(float(HS)));  // * HS^-0.5
+    });
+    d.lecture.var_k = variance(k);
+    d.lecture.var_q = variance(q);
+    d.lecture.var_unscaled = variance(wu.read<float>(size_t(B) * T * T));
+    d.lecture.var_scaled = variance(ws.read<float>(size_t(B) * T * T));
+}
+
 ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInput& in) {
     if (in.head_size < 1 || in.head_size > 256) throw Error("lab scaling: head size must be 1..256, e.g. --head-size 16");
     if (in.B < 1 || in.T < 1 || in.T > 1024 || size_t(in.B) * in.T * in.head_size > (size_t(1) << 24) ||
@@ -177,10 +206,18 @@ ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInp
     if (in.bins < 1 || in.bins > 1000) throw Error("lab scaling: bins must be 1..1000");
     const uint32_t B = in.B, T = in.T, HS = in.head_size;
     const size_t nqk = size_t(B) * T * HS, nw = size_t(B) * T * T;
-    Rng rng(in.seed);
-    std::vector<float> q(nqk), k(nqk);  // (B, T, HS) each, N(0, 1)
-    for (auto& v : q) v = float(rng.normal());
-    for (auto& v : k) v = float(rng.normal());
+    // (B, T, HS) each, N(0, 1): torch.manual_seed(seed); q = torch.randn(B, T, HS); k = torch.randn(B, T, HS)
+    TorchGenerator gen(in.seed);
+    std::optional<std::vector<float>> tq = gen.randn(nqk), tk = gen.randn(nqk);
+    std::vector<float> q(nqk), k(nqk);
+    if (tq && tk) {
+        q = std::move(*tq);
+        k = std::move(*tk);
+    } else {  // under 16 numbers (not the demo's shapes): the app's generator
+        Rng rng(in.seed);
+        for (auto& v : q) v = float(rng.normal());
+        for (auto& v : k) v = float(rng.normal());
+    }
     Buffer gq = to_gpu(ctx, q), gk = to_gpu(ctx, k);
     Buffer wu = gpu_zeros(ctx, nw), ws = gpu_zeros(ctx, nw);  // (B, T, T) scores
     Buffer pu = gpu_zeros(ctx, nw), ps = gpu_zeros(ctx, nw);  // (B, T, T) softmax of the scores
@@ -206,6 +243,7 @@ ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInp
     d.hist_scaled = histogram(ss, d.hist_lo, d.hist_hi, in.bins);
     d.row_unscaled = pu.read<float>(T);
     d.row_scaled = ps.read<float>(T);
+    lecture_scaling_cell(ctx, kc, d);
     return d;
 }
 

@@ -73,6 +73,12 @@ struct ScalingDemo {
     float hist_lo = 0, hist_hi = 0; // common range of both histograms (values outside go to the end bins)
     std::vector<int> hist_unscaled, hist_scaled;  // (bins,) counts
     std::vector<float> row_unscaled, row_scaled;  // (T,) softmax of row 0 of batch 0, without and with scaling
+    // The lecture's own cell, whatever the inputs above: its generator goes on from version 4 of lab average (no new
+    // seed), k = torch.randn(4, 8, 16); q = torch.randn(4, 8, 16); wei = q @ k^T * 16**-0.5. It prints k.var()
+    // 1.0449, q.var() 1.0700, wei.var() 1.0918.
+    struct {
+        double var_k = 0, var_q = 0, var_scaled = 0, var_unscaled = 0;
+    } lecture;
 };
 ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInput& in);
 
