@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -69,9 +70,9 @@ const char* k_usage =
     "usage: attnlab lab --list\n"
     "       attnlab lab NAME [--device N] [options]\n"
     "  matmul   [--a ones|tril|average] [--b \"2,7;6,4;6,5\"]\n"
-    "  average  [--shape 4,8,2] [--show b] [--seed 1337 (PyTorch's randn when B*T*C >= 16)]\n"
+    "  average  [--shape 4,8,2] [--show 0] [--seed 1337 (PyTorch's randn when B*T*C >= 16)]\n"
     "  softmax  [--scores 0.1,-0.2,0.3,-0.2,0.5] [--mult 1,8 (the default; each in (0, 1024])]\n"
-    "  scaling  [--head-size 16 (1..256)] [--bins 21 (1..1000)] [--seed N]\n"
+    "  scaling  [--head-size 16 (1..256)] [--bins 21 (1..1000)] [--seed 1337]\n"
     "  encoder  [--data FILE] [--steps 500] [--tail 50] [--chars 200] [--seed N]\n"
     "  position [--text \"to be or\"] [--pos on|off (default: off, then on)] [--seed N]\n"
     "  batches  [--change 2] [--replacement \"uestion.\"] [--seed N]\n"
@@ -164,6 +165,7 @@ void print_bars(Text& out, const char* head, const std::vector<float>& probs, co
     for (float s : scores) big |= std::abs(s) >= 1e6f;
     int w = 8;
     for (float s : scores) w = std::max(w, std::snprintf(nullptr, 0, big ? "%.4g" : "%.4f", double(s)));
+    w = std::max(w, int(std::strlen(head)));
     out("  %*s  %7s\n", w, head, "prob");
     for (size_t i = 0; i < probs.size(); i++) {
         int n = int(std::lround(probs[i] * 50));
@@ -355,7 +357,7 @@ void show_batches(Text& out, Context& ctx, KernelCache& kc, const std::map<std::
         out("  %2zu  \"%s\"  \"%s\"  %-10s  %s\n", b, d.before[b].c_str(), d.after[b].c_str(),
                     d.att_changed[b] ? "changed" : "identical", d.out_changed[b] ? "changed" : "identical");
     out("\n");
-    if (d.before[size_t(d.changed)] == d.after[size_t(d.changed)])
+    if (d.unchanged())
         out("(the replacement is the same text as the original: nothing changed; try --replacement with other characters)\n\n");
     print_matrix(out, "attention weights of the changed element, before", d.att_before);
     print_matrix(out, "attention weights of the changed element, after", d.att_after);

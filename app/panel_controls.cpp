@@ -71,12 +71,16 @@ void draw_reset_prompt(ControlsState& st, TrainingThread& tt) {
     ImGui::End();
 }
 
-ImVec4 visible_rect() {
-    if (!ImGui::IsItemVisible()) return {};
-    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+// (x, y, w, h) of the box a..b of the current window, all 0 when it is (partly) scrolled out of view
+static ImVec4 rect_if_visible(ImVec2 a, ImVec2 b) {
     ImVec2 clip_a = ImGui::GetWindowDrawList()->GetClipRectMin(), clip_b = ImGui::GetWindowDrawList()->GetClipRectMax();
     if (a.y < clip_a.y || b.y > clip_b.y) return {};  // partly hidden: not a place to click
     return {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+ImVec4 visible_rect() {
+    if (!ImGui::IsItemVisible()) return {};
+    return rect_if_visible(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
 }
 
 bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
@@ -234,8 +238,11 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
 
     // --- restart ---
     section("Model (Apply & restart)");
+    {  // taken before BeginCombo: once its list is open, the last item is the list's window, not the combo
+        ImVec2 a = ImGui::GetCursorScreenPos();
+        layout.preset_combo = rect_if_visible(a, ImVec2(a.x + ImGui::CalcItemWidth(), a.y + ImGui::GetFrameHeight()));
+    }
     bool combo_open = ImGui::BeginCombo("preset", e.preset.c_str());
-    layout.preset_combo = visible_rect();
     layout.preset_items.clear();
     if (combo_open) {
         for (const std::string& name : Config::preset_names()) {

@@ -234,6 +234,8 @@ void draw_batches(LabState& st, Context& ctx) {
         }
         ImGui::EndTable();
     }
+    if (d.unchanged())
+        ImGui::TextColored(k_bad_colour, "Its new tokens are the same text as before: nothing changed. Type other characters.");
     heading("attention weights of the changed element");
     float cell = cell_for(d.att_before.cols, std::min((ImGui::GetContentRegionAvail().x - 40) * 0.5f, 300.0f));
     ImGui::BeginGroup();

@@ -237,8 +237,9 @@ void draw_scaling(LabState& st, Context& ctx) {
     error_text(st.scaling_error);
     const lab::ScalingDemo& d = st.scaling;
     if (!st.scaling_error.empty() || d.samples == 0) return;
-    ImGui::TextDisabled("q = torch.randn(%d, %d, %d); k = torch.randn(same); wei = q @ k^T: %zu scores%s", in.B, in.T,
-                        d.head_size, d.samples, d.head_size != in.head_size ? "  (updating...)" : "");
+    ImGui::TextDisabled("torch.manual_seed(%llu); q = torch.randn(%d, %d, %d); k = torch.randn(same); wei = q @ k^T: %zu "
+                        "scores%s", (unsigned long long)in.seed, in.B, in.T, d.head_size, d.samples,
+                        d.head_size != in.head_size ? "  (updating...)" : "");
     ImGuiTableFlags fl = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
     if (ImGui::BeginTable("##vars", 3, fl)) {
         auto row = [](const char* name, double v, const char* note) {
@@ -260,9 +261,9 @@ void draw_scaling(LabState& st, Context& ctx) {
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("The lecture's own cell (its generator going on from the head in Average's version 4): k = "
-                       "torch.randn(4, 8, 16); q = torch.randn(4, 8, 16); wei = q @ k^T * head_size**-0.5 gives k.var() "
-                       "%.4f, q.var() %.4f, wei.var() %.4f (unscaled %.4f).", d.lecture.var_k, d.lecture.var_q,
-                       d.lecture.var_scaled, d.lecture.var_unscaled);
+                       "torch.randn(%d, %d, %d); q = torch.randn(same); wei = q @ k^T * head_size**-0.5 gives k.var() "
+                       "%.4f, q.var() %.4f, wei.var() %.4f (unscaled %.4f).", lab::k_head_B, lab::k_head_T,
+                       lab::k_head_HS, d.lecture.var_k, d.lecture.var_q, d.lecture.var_scaled, d.lecture.var_unscaled);
     ImGui::PopStyleColor();
     heading("histograms of the scores (same range; values outside go to the end bins)");
     float w = std::clamp((ImGui::GetContentRegionAvail().x - 20) * 0.5f, 160.0f, 420.0f);

@@ -12,22 +12,12 @@ window_session 300 "" '
     export ATTN_SHOT_LAYOUT=1   # F12 also writes where the widgets are
     start app.out --checkpoint "$work/live.safetensors" --autosave 0
     wait_steps 2 || fail "the window did not train"
-    rm -f attnlab_step*; key F12
-    for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
-    sleep 0.3
-    cp attnlab_step*.png.layout layout 2>/dev/null || fail "F12 wrote no layout"
-    read -r x y w h <<<"$(awk "\$1 == \"batch_field\" { print \$2, \$3, \$4, \$5 }" layout)"
+    new_layout
+    read -r x y w h <<<"$(layout_field batch_field 1) $(layout_field batch_field 2) $(layout_field batch_field 3) $(layout_field batch_field 4)"
     [ "${w:-0}" -gt 0 ] || fail "the batch size field is not in view (layout: $(grep "^batch_field" layout))"
     # frame_seen: F12 and its screenshot back: a frame has started since every key sent before it
     frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }
-    batch_in_checkpoint() {   # after this Ctrl+S: one more "saved" line than before it
-        local n0 i
-        n0=$(grep -c "^attnlab: saved step" app.out)
-        key ctrl+s
-        for ((i = 0; i < 600; i++)); do [ "$(grep -c "^attnlab: saved step" app.out)" -gt "$n0" ] && break; sleep 0.1; done
-        [ "$(grep -c "^attnlab: saved step" app.out)" -gt "$n0" ] || fail "Ctrl+S: no saved line"
-        grep -a -o "\\\\\"batch_size\\\\\":[0-9]*" "$work/live.safetensors" | head -1 | grep -o "[0-9]*$"
-    }
+    batch_in_checkpoint() { checkpoint_setting "$work/live.safetensors" batch_size; }  # after save_checkpoint
     # edit_batch: a click on the text part of the field (the +/- buttons and the label are to its right), then Ctrl+A
     # held over two frame starts (Dear ImGui 1.86 sees only keys held at a frame start; once was seen to miss)
     edit_batch() {
@@ -44,6 +34,7 @@ window_session 300 "" '
     for d in 5 0 0 0; do xdotool type --window "$wid" "$d"; frame_seen; sleep 0.3; done
     enter
     sleep 0.5
+    save_checkpoint app.out
     b=$(batch_in_checkpoint)
     [ "$b" = 32 ] || fail "after typing 5000 (refused) the run trains at batch $b, not its 32"
     echo "5000 typed: refused, the run kept batch 32"
@@ -51,6 +42,7 @@ window_session 300 "" '
     for d in 6 4; do xdotool type --window "$wid" "$d"; frame_seen; done
     enter
     sleep 0.5
+    save_checkpoint app.out
     b=$(batch_in_checkpoint)
     [ "$b" = 64 ] || fail "64 typed and Enter: the run trains at batch $b"
     echo "64 typed: applied once the field was left"

@@ -16,22 +16,9 @@ window_session 300 "" '
     wait_steps 2 || fail "the window did not train"
     ! grep "draw as" app.out || fail "tiny Shakespeare: characters said to have no glyph"
 
-    # field NAME N: the Nth number of NAME in the last screenshot layout
-    field() { awk -v k="$1" -v n="$2" "\$1 == k { print \$(n + 1) }" layout; }
-    # click_on NAME: the middle of the widget NAME, which must be in view
-    click_on() {
-        local x y w h
-        read -r x y w h <<<"$(field "$1" 1) $(field "$1" 2) $(field "$1" 3) $(field "$1" 4)"
-        [ "${w:-0}" -gt 0 ] || fail "$1 is not in view (layout: $(grep "^$1" layout))"
-        xdotool mousemove --window "$wid" $((x + w / 2)) $((y + h / 2)) click 1
-    }
     xdotool mousemove --window "$wid" 150 400 click --repeat 20 --delay 30 5   # scroll Controls to its end
     sleep 0.5
-    rm -f attnlab_step*; key F12
-    wait_for_shot() { local i; for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
-    wait_for_shot || fail "F12 wrote no screenshot"
-    sleep 0.3
-    cp attnlab_step*.png.layout layout
+    new_layout   # where the corpus field and Apply & restart are (click_on, window_driver.sh)
     # frame_seen: F12 and its screenshot back (shot_step): a frame has started since every key sent before it (they
     # are taken in order), however slow the frames of a loaded host
     frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }

@@ -4,7 +4,7 @@
 #include "lab/lab_model.h"
 #include "lab/lab_registry.h"
 #include "lab/lab_trick.h"
-#include "lab/torch_randn.h"
+#include "lab/torch_generator.h"
 
 using namespace attn;
 using namespace attn::lab;

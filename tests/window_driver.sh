@@ -111,3 +111,36 @@ headless_resume() {
         --sample-chars 0 2>&1)
     grep -oE "^resumed $1 at step [0-9]+" <<<"$out" | grep -oE "[0-9]+$" || { echo "$out" >&2; return 1; }
 }
+
+# The widgets' places: with ATTN_SHOT_LAYOUT=1 each F12 screenshot also writes a layout sidecar (NAME x y w h lines).
+# new_layout: F12, then its sidecar copied to ./layout (keys are taken in order: it shows every key sent before it)
+new_layout() {
+    local i
+    rm -f attnlab_step*
+    key F12
+    for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
+    sleep 0.3
+    cp attnlab_step*.png.layout layout 2>/dev/null || fail "F12 wrote no layout"
+}
+# layout_field NAME N: the Nth number of NAME in ./layout
+layout_field() { awk -v k="$1" -v n="$2" '$1 == k { print $(n + 1) }' layout; }
+# click_on NAME: a click in the middle of the widget NAME of ./layout, which must be in view
+click_on() {
+    local x y w h
+    read -r x y w h <<<"$(layout_field "$1" 1) $(layout_field "$1" 2) $(layout_field "$1" 3) $(layout_field "$1" 4)"
+    [ "${w:-0}" -gt 0 ] || fail "$1 is not in view (layout: $(grep "^$1 " layout))"
+    xdotool mousemove --window "$wid" $((x + w / 2)) $((y + h / 2)) click 1
+}
+
+# save_checkpoint OUT: Ctrl+S, then until OUT (the app's output) has one more "saved step" line than before it
+save_checkpoint() {
+    local n0 i
+    n0=$(grep -c "^attnlab: saved step" "$1")
+    key ctrl+s
+    for ((i = 0; i < 600; i++)); do [ "$(grep -c "^attnlab: saved step" "$1")" -gt "$n0" ] && return 0; sleep 0.1; done
+    fail "Ctrl+S: no new \"saved step\" line in $1"
+}
+# checkpoint_setting FILE KEY: KEY's value in the settings a checkpoint stores (its metadata's JSON, quotes dropped)
+checkpoint_setting() {
+    grep -a -o "\\\\\"$2\\\\\":[^,}]*" "$1" | head -1 | sed 's/.*://' | tr -d '\\"'
+}

@@ -89,6 +89,8 @@ struct BatchesDemo {
     int changed = 0;
     std::vector<bool> att_changed, out_changed;  // (B,) any bit of that element's weights / outputs differs
     Matrix att_before, att_after;                // (T, T) the changed element's heatmaps
+    // the replacement is the element's own text: nothing was changed, so nothing can differ
+    bool unchanged() const { return size_t(changed) < before.size() && before[size_t(changed)] == after[size_t(changed)]; }
 };
 BatchesDemo run_batches_demo(Context& ctx, KernelCache& kc, const BatchesDemoInput& in);
 

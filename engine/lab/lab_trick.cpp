@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "lab/torch_randn.h"
+#include "lab/torch_generator.h"
 #include "rng.h"
 #include "vk/check.h"
 
@@ -69,7 +69,7 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
     return d;
 }
 
-// Version 4 of the average: one head of self-attention, the lecture's cell with its own numbers (torch_randn.h).
+// Version 4 of the average: one head of self-attention, the lecture's cell with its own numbers (torch_generator.h).
 // The lecture's cell's tensors in the order it draws them: torch.manual_seed(1337); x = torch.randn(4, 8, 32);
 // key, query, value = nn.Linear(32, 16, bias=False). Returns the generator, for the cells after it.
 static TorchGenerator lecture_head_tensors(std::vector<float>& x, std::vector<float>& wk, std::vector<float>& wq,
@@ -86,8 +86,10 @@ static void self_attention_cell(Context& ctx, KernelCache& kc, AverageDemo& d) {
     const uint32_t B = k_head_B, T = k_head_T, C = k_head_C, HS = k_head_HS;
     std::vector<float> x, wk, wq, wv;
     lecture_head_tensors(x, wk, wq, wv);
-    Buffer gx = to_gpu(ctx, x), gk = to_gpu(ctx, wk), gq = to_gpu(ctx, wq), gv = to_gpu(ctx, wv);
-    Buffer k = gpu_zeros(ctx, size_t(B) * T * HS), q = gpu_zeros(ctx, size_t(B) * T * HS), v = gpu_zeros(ctx, size_t(B) * T * HS);
+    Buffer gx = to_gpu(ctx, x);                                                  // (B, T, C)
+    Buffer gk = to_gpu(ctx, wk), gq = to_gpu(ctx, wq), gv = to_gpu(ctx, wv);     // (HS, C) each
+    Buffer k = gpu_zeros(ctx, size_t(B) * T * HS), q = gpu_zeros(ctx, size_t(B) * T * HS);  // (B, T, HS) each
+    Buffer v = gpu_zeros(ctx, size_t(B) * T * HS);
     Buffer scores = gpu_zeros(ctx, size_t(B) * T * T), wei = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T)
     Buffer out = gpu_zeros(ctx, size_t(B) * T * HS);                                              // (B, T, HS)
     run_program(ctx, [&](Program& pr) {
@@ -186,8 +188,8 @@ static void lecture_scaling_cell(Context& ctx, KernelCache& kc, ScalingDemo& d) 
     std::vector<float> x, wk, wq, wv;
     TorchGenerator gen = lecture_head_tensors(x, wk, wq, wv);
     std::vector<float> k = *gen.randn(size_t(B) * T * HS), q = *gen.randn(size_t(B) * T * HS);  // (B, T, HS) each
-    Buffer gk = to_gpu(ctx, k), gq = to_gpu(ctx, q);
-    Buffer wu = gpu_zeros(ctx, size_t(B) * T * T), ws = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T)
+    Buffer gk = to_gpu(ctx, k), gq = to_gpu(ctx, q);                                          // (B, T, HS) each
+    Buffer wu = gpu_zeros(ctx, size_t(B) * T * T), ws = gpu_zeros(ctx, size_t(B) * T * T);  // (B, T, T) each
     run_program(ctx, [&](Program& pr) {
         matmul(kc, pr, wu, gq, gk, B, T, T, HS, T * HS, T * HS, true, 1.0f);                       // q @ k^T
         matmul(kc, pr, ws, gq, gk, B, T, T, HS, T * HS, T * HS, true, 1.0f / std::sqrt(float(HS)));  // * HS^-0.5

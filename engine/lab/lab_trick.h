@@ -23,7 +23,7 @@ MatmulDemo run_matmul_demo(Context& ctx, KernelCache& kc, const MatmulDemoInput&
 
 // --- 2. average: three ways to average the past ---
 struct AverageDemoInput {
-    int B = 4, T = 8, C = 2;  // the lecture's x: torch.manual_seed(1337); torch.randn(B, T, C) (torch_randn.h)
+    int B = 4, T = 8, C = 2;  // the lecture's x: torch.manual_seed(1337); torch.randn(B, T, C) (torch_generator.h)
     uint64_t seed = 1337;
     int show_b = 0;           // which batch element to show
 };
@@ -43,6 +43,7 @@ struct AverageDemo {
     Matrix head_out;      // (8, 16)  out[0]
 };
 constexpr int k_head_B = 4, k_head_T = 8, k_head_C = 32, k_head_HS = 16;  // version 4's shapes, the lecture's
+static_assert(k_head_B * k_head_T * k_head_HS >= 16, "TorchGenerator::randn reproduces PyTorch from 16 numbers on");
 AverageDemo run_average_demo(Context& ctx, KernelCache& kc, const AverageDemoInput& in);
 
 // --- 3. softmax: sharpening with a multiplier ---
@@ -76,7 +77,7 @@ struct ScalingDemo {
     // The lecture's own cell, whatever the inputs above: its generator goes on from version 4 of lab average (no new
     // seed), k = torch.randn(4, 8, 16); q = torch.randn(4, 8, 16); wei = q @ k^T * 16**-0.5. It prints k.var()
     // 1.0449, q.var() 1.0700, wei.var() 1.0918.
-    struct {
+    struct LectureCell {
         double var_k = 0, var_q = 0, var_scaled = 0, var_unscaled = 0;
     } lecture;
 };

@@ -121,7 +121,7 @@ bool Dataset::knows(uint32_t c) const { return std::binary_search(m_vocab.begin(
 
 std::string Dataset::unknown_chars(const std::string& s) const {
     std::vector<uint32_t> cps, seen;
-    if (!decode_utf8(s, cps, nullptr)) return s;  // not UTF-8: encode() skips all of it
+    if (!decode_utf8(s, cps, nullptr)) return "(all of it: not valid UTF-8)";  // encode() skips it all
     std::string out;
     for (uint32_t c : cps)
         if (!knows(c) && std::find(seen.begin(), seen.end(), c) == seen.end()) {

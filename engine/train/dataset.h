@@ -25,7 +25,8 @@ public:
     std::string decode(const std::vector<uint32_t>& ids) const;
     std::string decode(uint32_t id) const;
     bool knows(uint32_t codepoint) const;
-    // The characters of s that encode() skips, each once, in order of first appearance (UTF-8; "" when all are known).
+    // The characters of s that encode() skips, each once, in order of first appearance (UTF-8; "" when all are known;
+    // a note saying so when s is not UTF-8, which encode() skips whole).
     std::string unknown_chars(const std::string& s) const;
 
     // Refuses a block size this corpus cannot fill (each split needs block_size+1 tokens). flag: the user chose it
