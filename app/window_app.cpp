@@ -83,39 +83,29 @@ std::string write_png(const Image& img, const std::string& path) {
 // The sidecar FILE.png.layout: where the panels drew, for tests that check pixels.
 void write_layout(const Image& img, const PanelLayout& l, const std::string& path) {
     std::ofstream f(path);
-    auto rect = [&](const char* name, ImVec4 r) {
+    auto rect = [&](const std::string& name, ImVec4 r, int extra = -1) {  // one line: NAME x y w h [extra]
         f << name << ' ' << std::lround(r.x) << ' ' << std::lround(r.y) << ' ' << std::lround(r.z) << ' ' << std::lround(r.w);
+        if (extra >= 0) f << ' ' << extra;
+        f << '\n';
     };
     auto rgb = [&](const char* name, ImU32 c) {
         f << name << ' ' << (c & 255) << ' ' << ((c >> 8) & 255) << ' ' << ((c >> 16) & 255) << '\n';
     };
     f << "window " << img.width << ' ' << img.height << '\n';
-    rect("heatmap", l.heatmap);
-    f << ' ' << l.heatmap_T << '\n';
+    rect("heatmap", l.heatmap, l.heatmap_T);
     rgb("masked", l.masked_colour);
     rect("loss", l.loss_plot);
-    f << '\n';
     rgb("train", l.train_colour);
     rgb("val", l.val_colour);
     rgb("plot_bg", l.plot_bg_colour);
     rect("samples", l.samples_text);
-    f << '\n';
     rect("status", l.status_bar);
-    f << '\n';
     rect("corpus_field", l.corpus_field);
-    f << '\n';
     rect("restart_button", l.restart_button);
-    f << '\n';
     rect("batch_field", l.batch_field);
-    f << '\n';
     rect("prompt_field", l.prompt_field);
-    f << '\n';
     rect("preset_combo", l.preset_combo);
-    f << '\n';
-    for (const auto& [name, r] : l.preset_items) {
-        rect(("preset_item_" + name).c_str(), r);
-        f << '\n';
-    }
+    for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
 }
 
 // --metrics: the evaluation history in the headless CSV format; returns an error message or "".

@@ -30,19 +30,20 @@ window_session 300 "" '
     }
     # enter: Return held over a frame start (a quick press can fall between two frames and be missed)
     enter() { xdotool keydown --window "$wid" Return; frame_seen; xdotool keyup --window "$wid" Return; frame_seen; }
-    edit_batch   # then one digit a frame
-    for d in 5 0 0 0; do xdotool type --window "$wid" "$d"; frame_seen; sleep 0.3; done
-    enter
-    sleep 0.5
-    save_checkpoint app.out
+    # type_batch DIGIT...: the field edited, one digit a frame, Enter, then a Ctrl+S checkpoint (batch_in_checkpoint)
+    type_batch() {
+        local d
+        edit_batch
+        for d in "$@"; do xdotool type --window "$wid" "$d"; frame_seen; sleep 0.3; done
+        enter
+        sleep 0.5
+        save_checkpoint app.out
+    }
+    type_batch 5 0 0 0
     b=$(batch_in_checkpoint)
     [ "$b" = 32 ] || fail "after typing 5000 (refused) the run trains at batch $b, not its 32"
     echo "5000 typed: refused, the run kept batch 32"
-    edit_batch
-    for d in 6 4; do xdotool type --window "$wid" "$d"; frame_seen; done
-    enter
-    sleep 0.5
-    save_checkpoint app.out
+    type_batch 6 4
     b=$(batch_in_checkpoint)
     [ "$b" = 64 ] || fail "64 typed and Enter: the run trains at batch $b"
     echo "64 typed: applied once the field was left"

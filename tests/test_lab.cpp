@@ -233,6 +233,10 @@ TEST_CASE("lab scaling: var(q.k) ~ head_size unscaled and ~1 scaled over 10,000 
         CHECK(d.lecture.var_scaled == Approx(1.0918).margin(5e-5));
         CHECK(d.lecture.var_unscaled == Approx(17.4690).margin(5e-4));
     }
+    // PyTorch's randn is reproduced from 16 numbers on: fewer are refused, not drawn another way
+    ScalingDemoInput tiny;
+    tiny.B = 1; tiny.T = 3; tiny.head_size = 2;
+    CHECK_THROWS_WITH(run_scaling_demo(test::ctx(), test::kernels(), tiny), Catch::Contains("B*T*head_size 16 to 16M"));
 }
 
 TEST_CASE("lab position: no position embeddings and no mask make attention permutation-equivariant", "[lab]") {

@@ -203,23 +203,14 @@ static void lecture_scaling_cell(Context& ctx, KernelCache& kc, ScalingDemo& d) 
 ScalingDemo run_scaling_demo(Context& ctx, KernelCache& kc, const ScalingDemoInput& in) {
     if (in.head_size < 1 || in.head_size > 256) throw Error("lab scaling: head size must be 1..256, e.g. --head-size 16");
     if (in.B < 1 || in.T < 1 || in.T > 1024 || size_t(in.B) * in.T * in.head_size > (size_t(1) << 24) ||
-        size_t(in.B) * in.T * in.T > (size_t(1) << 24))
-        throw Error("lab scaling: B and T must be positive, T at most 1024, B*T*head_size and B*T*T at most 16M");
+        size_t(in.B) * in.T * in.head_size < 16 || size_t(in.B) * in.T * in.T > (size_t(1) << 24))
+        throw Error("lab scaling: B and T must be positive, T at most 1024, B*T*head_size 16 to 16M and B*T*T at most 16M");
     if (in.bins < 1 || in.bins > 1000) throw Error("lab scaling: bins must be 1..1000");
     const uint32_t B = in.B, T = in.T, HS = in.head_size;
     const size_t nqk = size_t(B) * T * HS, nw = size_t(B) * T * T;
     // (B, T, HS) each, N(0, 1): torch.manual_seed(seed); q = torch.randn(B, T, HS); k = torch.randn(B, T, HS)
     TorchGenerator gen(in.seed);
-    std::optional<std::vector<float>> tq = gen.randn(nqk), tk = gen.randn(nqk);
-    std::vector<float> q(nqk), k(nqk);
-    if (tq && tk) {
-        q = std::move(*tq);
-        k = std::move(*tk);
-    } else {  // under 16 numbers (not the demo's shapes): the app's generator
-        Rng rng(in.seed);
-        for (auto& v : q) v = float(rng.normal());
-        for (auto& v : k) v = float(rng.normal());
-    }
+    std::vector<float> q = *gen.randn(nqk), k = *gen.randn(nqk);  // nqk >= 16, checked above
     Buffer gq = to_gpu(ctx, q), gk = to_gpu(ctx, k);
     Buffer wu = gpu_zeros(ctx, nw), ws = gpu_zeros(ctx, nw);  // (B, T, T) scores
     Buffer pu = gpu_zeros(ctx, nw), ps = gpu_zeros(ctx, nw);  // (B, T, T) softmax of the scores
