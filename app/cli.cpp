@@ -19,7 +19,7 @@ namespace attn {
 
 int cpu_threads_option(const RunOptions& o, const Config& cfg, int vocab_size) {
     if (o.cpu_threads > 0) return o.cpu_threads;
-    if (const char* e = std::getenv("LP_NUM_THREADS"); e && *e) return 0;
+    if (cpu_driver_threads_set_by_user()) return 0;  // LP_NUM_THREADS as the user set it
     return Trainer::cpu_threads_for(cfg, vocab_size);
 }
 

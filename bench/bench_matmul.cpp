@@ -4,7 +4,7 @@
 // on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
 // The dw column includes the second pass when this device splits dw's sum over rows (ops/reduce.h; the
-// splits column; ATTN_ROW_SPLITS=n forces n).
+// splits column; ATTNLAB_ROW_SPLITS=n forces n).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

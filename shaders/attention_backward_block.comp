@@ -4,8 +4,8 @@
 // fetched once (dout twice) instead of once per pair of rows (on lavapipe a fetch costs per lane: fetches, not
 // multiply-adds, set the time). Two passes keep what is live small (one pass held six whole blocks of rows, 1536
 // floats a lane at single-head's HS 32): first the (T,T) weights from dout, out and v, then for each vec4 column j of
-// the head the rows' q, k, dout at j and dq, dk, dv at j (single-head on lavapipe, against one pass, alternating
-// runs, best of five: 0.20 -> 0.16 ms a step; layernorm's HS 8 unchanged). Loops over rows are unrolled (T and HS/4
+// the head the rows' q, k, dout at j and dq, dk, dv at j (faster than one pass at single-head's HS 32, the same at
+// layernorm's HS 8: bench/RESULTS.md, "attention block kernels"). Loops over rows are unrolled (T and HS/4
 // are specialisation constants), so rows and weights live in registers and on the stack at fixed places. The same
 // sums in the same order as attention_backward4 (see there for the maths):
 //   dq[t]  = HS^-0.5 sum_t2 att[t,t2] (m[t,t2] dout[t].v[t2] - D[t]) k[t2]        (query rows, t2 ascending)

@@ -14,7 +14,22 @@ namespace test {
 attn::Context& ctx();          // created on first use, Khronos validation on
 attn::KernelCache& kernels();
 
-// An environment variable set for one scope (e.g. ATTN_MATMUL forcing a kernel family), restored when the scope
+// The suite context's kernel policy changed for one scope (a kernel family forced: `pol->matmul =
+// attn::MatmulChoice::tiled`), restored when the scope ends, also when a REQUIRE throws.
+class PolicyGuard {
+public:
+    PolicyGuard() : m_saved(ctx().policy()) {}
+    ~PolicyGuard() { ctx().edit_policy() = m_saved; }
+    PolicyGuard(const PolicyGuard&) = delete;
+    PolicyGuard& operator=(const PolicyGuard&) = delete;
+    attn::KernelPolicy* operator->() { return &ctx().edit_policy(); }
+    void reset() { ctx().edit_policy() = m_saved; }  // back to the device's defaults
+
+private:
+    attn::KernelPolicy m_saved;
+};
+
+// An environment variable set for one scope (LP_NUM_THREADS; the policy parser's own test), restored when the scope
 // ends, also when a REQUIRE throws.
 class EnvGuard {
 public:

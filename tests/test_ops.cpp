@@ -199,9 +199,9 @@ TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives th
     REQUIRE(ops::attention_forward4_spec(20, 16) == 4u);              // T 20: the memory path
     REQUIRE(ops::attention_forward4_spec(8, 128) == (32u | 2u << 8));  // the largest head size fits its 8 bits
     Rng r(21);
-    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
-    env.set("rows");
-    rows.set("1");  // attention_forward4 (CPU devices take attention_forward_rows4 otherwise: the next test)
+    test::PolicyGuard pol;
+    pol->attention = AttentionChoice::rows;
+    pol->attention_rows = 1;  // attention_forward4 (CPU devices take attention_forward_rows4 otherwise: the next test)
     const int NH = 2, HS = 16, C = NH * HS;
     Buffer key(test::ctx(), 8, true);
     key.fill_zero();
@@ -226,12 +226,12 @@ TEST_CASE("attention_forward4: the row of scores in registers (T <= 16) gives th
 
 TEST_CASE("attention_forward_rows4: four query rows an invocation give the bits of one row an invocation", "[ops]") {
     // attention_forward_rows4 (CPU devices, T % 4 == 0, T <= 32, HS <= 64) against attention_forward4
-    // (ATTN_ATTENTION_ROWS=1): the same operations in the same order for every row, so att and out agree to the bit.
+    // (ATTNLAB_ATTENTION_ROWS=1): the same operations in the same order for every row, so att and out agree to the bit.
     // T 12 and 16 (the register path of attention_forward4), 32 (its memory path); head sizes 16, 8 and 64; the mask on
     // and off, dropout 0 and 0.3.
     Rng r(29);
-    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS");
-    env.set("rows");
+    test::PolicyGuard pol;
+    pol->attention = AttentionChoice::rows;
     REQUIRE(ops::attention_forward_rows4_spec(32, 16) == (4u | 8u << 8));
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {41u, 9u};
@@ -246,7 +246,7 @@ TEST_CASE("attention_forward_rows4: four query rows an invocation give the bits 
         auto gqkv = upload(test::randn(r, B * T * 3 * C));
         std::vector<double> out[2], att[2];
         for (int v = 0; v < 2; v++) {
-            rows.set(v == 0 ? "1" : "4");
+            pol->attention_rows = v == 0 ? 1 : 4;
             REQUIRE(ops::attention_forward_rows4(test::ctx(), T, HS) == (v == 1 && cpu));
             auto o = zeros(B * T * C), a = upload(std::vector<float>(size_t(B) * NH * T * T, 7.0f));  // every entry written
             test::run([&](Program& p) { ops::attention_forward(test::kernels(), p, o, a, gqkv, B, T, NH, HS, causal, gd); });
@@ -257,11 +257,11 @@ TEST_CASE("attention_forward_rows4: four query rows an invocation give the bits 
         for (size_t i = 0; i < att[0].size(); i++) diff += att[0][i] != att[1][i];
         CHECK(diff == 0);
     }
-    rows.set("4");
+    pol->attention_rows = 4;
     CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 36, 16));  // longer rows and wider heads: attention_forward4
     CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 32, 128));
     CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 30, 16));
-    rows.set("1");
+    pol->attention_rows = 1;
     CHECK_FALSE(ops::attention_forward_rows4(test::ctx(), 32, 16));
 }
 
@@ -271,25 +271,24 @@ TEST_CASE("attention: the GPU's shared-memory kernels and the CPU's row kernels 
     // 12 (a partial 16-wide slice), 64 (the gpt preset's) and 132 (two column tiles; the scalar row kernels);
     // the mask on and off, dropout 0 and 0.3.
     Rng r(13);
-    test::EnvGuard env("ATTN_ATTENTION");
+    test::PolicyGuard pol;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {777u, 3u};
     key.upload(k, 8);
-    for (const char* kind : {"smem", "rows", "block"}) {
-    if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
+    for (AttentionChoice kind : {AttentionChoice::smem, AttentionChoice::rows, AttentionChoice::block}) {
+    if (kind == AttentionChoice::smem && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
     // rows: 8 and 16 keep the row of scores in registers (attention_forward4), 132 not; block: T 8 with head sizes 8
     // and 12 a whole block an invocation (attention_forward_block, attention_backward_block), the rest as rows
     for (int T : {8, 16, 132})
     for (auto [NH, HS] : {std::pair{2, 8}, std::pair{1, 12}, std::pair{1, 64}, std::pair{1, 132}})
     for (auto [causal, prob] : {std::pair{true, 0.0f}, std::pair{false, 0.0f}, std::pair{true, 0.3f}, std::pair{false, 0.3f}}) {
         const int B = 2;
-        INFO(kind << " T " << T << " NH " << NH << " HS " << HS << " causal " << causal << " dropout " << prob);
-        env.set(kind);
+        INFO(int(kind) << " (1 block, 2 rows, 3 smem) T " << T << " NH " << NH << " HS " << HS << " causal " << causal
+                       << " dropout " << prob);
+        pol->attention = kind;
         check_attention(r, key, k, B, T, NH, HS, causal, prob, true);  // stale att and dpre must not leak
     }
     }
-    env.set("bogus");
-    CHECK_THROWS_WITH(ops::attention_smem(test::ctx(), 8, 8), Catch::Matchers::Contains("use rows, block or smem"));
 }
 
 TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the row kernels' bits", "[ops]") {
@@ -299,11 +298,11 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
     // forward stays the row kernel), head sizes 32 (single-head), 8 (layernorm's 4 heads) and 12, the mask on and
     // off, dropout 0 and 0.3. Against the CPU reference they are checked by the test above (block).
     // To the bit where they run, on CPU devices: lavapipe compiles both kernels' sums alike. A GPU keeps the row
-    // kernels, and its compiler may fuse a multiply and an add in one kernel and not in the other (an NVIDIA H200,
-    // 2026-12-04: dqkv differed in the last bits in every case, out and att matched): there they must agree to 1e-5.
+    // kernels, and its compiler may fuse a multiply and an add in one kernel and not in the other (seen on an NVIDIA
+    // H200: dqkv differed in the last bits, out and att matched): there they must agree to 1e-5.
     const bool bits = test::ctx().props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     Rng r(22);
-    test::EnvGuard env("ATTN_ATTENTION");
+    test::PolicyGuard pol;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {4242u, 9u};
     key.upload(k, 8);
@@ -316,7 +315,7 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
         auto gqkv = upload(test::randn(r, B * T * 3 * C)), gdout = upload(test::randn(r, B * T * C));
         std::vector<float> res[2][3];  // rows, block: out, att, dqkv
         for (int kind = 0; kind < 2; kind++) {
-            env.set(kind == 0 ? "rows" : "block");
+            pol->attention = kind == 0 ? AttentionChoice::rows : AttentionChoice::block;
             REQUIRE(ops::attention_block(test::ctx(), T, HS) == (kind == 1));
             auto out = zeros(B * T * C), att = zeros(B * NH * T * T), dpre = zeros(B * NH * T * T),
                  dqkv = zeros(B * T * 3 * C);
@@ -339,7 +338,7 @@ TEST_CASE("attention block kernels: a whole (T,T) block an invocation gives the 
             CHECK(diff == 0);
         }
     }
-    env.set("block");
+    pol->attention = AttentionChoice::block;
     CHECK(!ops::attention_block(test::ctx(), 9, 8));   // longer blocks: the row kernel
     CHECK(!ops::attention_block(test::ctx(), 8, 64));  // rows too wide to keep
 }
@@ -350,12 +349,12 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
     // RB 1. T 9, 30 and 70 (the last block partial for RB 4 and 8), T 12 and 32; with RB > 1 up to T 64 (b, h)
     // varies fastest between invocations, past it the row blocks, with RB 1 t (attention_backward4_spec); head sizes
     // 16 (the small GPT's) and 8; the mask on and off, dropout 0 and 0.3. Where T % 4 == 0, att is read 4 keys a
-    // fetch (spec bit 18) unless ATTN_ATTENTION_ATT1 is set: the reference here is RB 1 with one a fetch (T 12 with
+    // fetch (spec bit 18) unless the policy's attention_att4 is off: the reference here is RB 1 with one a fetch (T 12 with
     // RB 8: a key block's second 4 columns past the row). Against the CPU reference they are checked by the tests
     // above (rows).
     Rng r(23);
-    test::EnvGuard env("ATTN_ATTENTION"), rows("ATTN_ATTENTION_ROWS"), att1("ATTN_ATTENTION_ATT1");
-    env.set("rows");
+    test::PolicyGuard pol;
+    pol->attention = AttentionChoice::rows;
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {99u, 5u};
     key.upload(k, 8);
@@ -373,14 +372,13 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
         ops::AttnDropout gd{prob, 4, key};
         auto gqkv = upload(test::randn(r, B * T * 3 * C)), gdout = upload(test::randn(r, B * T * C));
         auto out = zeros(B * T * C), att = zeros(B * NH * T * T);
-        rows.set("1");
+        pol->attention_rows = 1;
         test::run([&](Program& p) { ops::attention_forward(test::kernels(), p, out, att, gqkv, B, T, NH, HS, causal, gd); });
         std::vector<float> res[5];
         const char* rbs[5] = {"1", "4", "8", "1", "4"};
         for (int v = 0; v < 5; v++) {
-            rows.set(rbs[v]);
-            if (v == 0 || v == 4) att1.set("1");  // the reference, and RB 4 without the vec4 reads of att
-            else att1.clear();
+            pol->attention_rows = std::atoi(rbs[v]);
+            pol->attention_att4 = !(v == 0 || v == 4);  // the reference, and RB 4 without the vec4 reads of att
             REQUIRE(ops::attention_backward_rows(test::ctx()) == uint32_t(std::atoi(rbs[v])));
             auto dpre = zeros(B * NH * T * T), dqkv = zeros(B * T * 3 * C);
             test::run([&](Program& p) {
@@ -395,8 +393,6 @@ TEST_CASE("attention_backward4: several rows an invocation give the bits of one 
             CHECK(diff == 0);
         }
     }
-    rows.set("9");
-    CHECK_THROWS_WITH(ops::attention_backward_rows(test::ctx()), Catch::Matchers::Contains("is not 1 to 8"));
 }
 
 TEST_CASE("cross-entropy forward and backward match the CPU reference and finite differences", "[ops]") {
@@ -582,8 +578,8 @@ TEST_CASE("matmul_forward's fused dropout gives the bits of matmul_forward then 
     // and without the residual, the ReLU off and on, rows in partial tiles (M 37). Against the CPU reference: the
     // matmul and dropout tests.
     Rng r(31);
-    test::EnvGuard mm("ATTN_MATMUL");
-    mm.set("tiled");  // the register tiles (GPUs default to the shared-memory ones, which leave dropout to its kernel)
+    test::PolicyGuard pol;
+    pol->matmul = MatmulChoice::tiled;  // the register tiles (GPUs default to the shared-memory ones, which leave dropout to its kernel)
     Buffer key(test::ctx(), 8, true);
     const uint32_t k[2] = {777u, 3u};
     key.upload(k, 8);
@@ -629,12 +625,12 @@ TEST_CASE("matmul_backward's mask_in gives the bits of the ReLU's mask in the ba
     // other variant). The tiled kernels on every device (GPUs take the shared-memory ones, without mask_in, by default).
     Rng r(31);
     const int M = 37, K = 12, F = 48;
-    test::EnvGuard mm("ATTN_MATMUL");
+    test::PolicyGuard pol;
     if (ops::smem_fits(test::ctx())) {
-        mm.set("smem");
+        pol->matmul = MatmulChoice::smem;
         CHECK_FALSE(ops::matmul_backward_can_mask_in(test::ctx(), 16, F));
     }
-    mm.set("tiled");
+    pol->matmul = MatmulChoice::tiled;
     REQUIRE(ops::matmul_backward_can_mask_in(test::ctx(), 16, F));
     {
         auto d = zeros(M * F), dw = zeros(16 * F), db = zeros(16), g = zeros(M * 16), x = zeros(M * F), w = zeros(16 * F);
@@ -689,9 +685,9 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
     // not wanted, dw and dbias over 3 row ranges. N 19: the backward falls back to the tiled kernel (smem needs
     // N % 4 == 0).
     Rng r(12);
-    test::EnvGuard env("ATTN_MATMUL");
-    for (const char* kind : {"smem", "tiled"}) {
-    if (std::string(kind) == "smem" && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
+    test::PolicyGuard pol;
+    for (MatmulChoice kind : {MatmulChoice::smem, MatmulChoice::tiled}) {
+    if (kind == MatmulChoice::smem && !ops::smem_fits(test::ctx())) continue;  // this GPU's limits are too small
     for (int M : {70, 200})
     for (int N : {19, 20, 140})
     for (int K : {24, 136})
@@ -699,9 +695,9 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
     for (uint32_t splits : {1u, 3u})
     for (bool has_bias : {true, false}) {
         bool accumulate = splits > 1, want_dinp = !(relu && !has_bias);
-        INFO(kind << " M " << M << " N " << N << " K " << K << " relu " << relu << " splits " << splits << " bias "
+        INFO((kind == MatmulChoice::smem ? "smem" : "tiled") << " M " << M << " N " << N << " K " << K << " relu " << relu << " splits " << splits << " bias "
                   << has_bias << " dinp " << want_dinp);
-        env.set(kind);
+        pol->matmul = kind;
         auto inp = test::randn(r, M * K), w = test::randn(r, N * K, 0.2), bias = test::randn(r, N),
              res = test::randn(r, M * N), dout = test::randn(r, M * N), prior = test::randn(r, M * K);
         auto ginp = upload(inp), gw = upload(w), gb = upload(bias), gres = upload(res), gdout = upload(dout);
@@ -732,7 +728,7 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
         // the forward into rows padded to a multiple of 4 (as lm_head's logits; the tiled kernel only): the same
         // values, then zeros over whatever the buffer held
         if (uint32_t lo = ops::matmul_forward_ld(test::ctx(), N, K); lo != uint32_t(N)) {
-            REQUIRE(std::string(kind) == "tiled");
+            REQUIRE(kind == MatmulChoice::tiled);
             REQUIRE(lo == uint32_t(N + 3) / 4 * 4);
             auto opad = upload(std::vector<float>(size_t(M) * lo, 7.0f));
             test::run([&](Program& p) {
@@ -761,9 +757,7 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
         if (has_bias) test::require_close(download(db2, N), rdb, 1e-4, 1e-5, "dbias (padded dout)");
     }
     }
-    env.set("bogus");
-    CHECK_THROWS_WITH(ops::matmul_kernel(test::ctx(), 8), Catch::Matchers::Contains("use tiled or smem"));
-    env.set("tiled");
+    pol->matmul = MatmulChoice::tiled;
     // padded dout rows with ReLU: the forward output would be read with dout's stride; refused
     auto b = zeros(8 * 20 * 8);
     CHECK_THROWS_WITH(test::run([&](Program& p) {
@@ -778,7 +772,7 @@ TEST_CASE("matmul: the GPU's shared-memory kernels and the CPU's register tiles 
                       Catch::Matchers::Contains("pads rows"));
     REQUIRE(ops::matmul_forward_ld(test::ctx(), 19, 7) == 19);
     if (ops::smem_fits(test::ctx())) {
-        env.set("smem");
+        pol->matmul = MatmulChoice::smem;
         REQUIRE(ops::matmul_forward_ld(test::ctx(), 19, 8) == 19);
         CHECK_THROWS_WITH(test::run([&](Program& p) { ops::matmul_forward(test::kernels(), p, b, b, b, b, 8, 19, 8, true, false, {}, 20); }),
                           Catch::Matchers::Contains("pads rows"));
@@ -883,21 +877,21 @@ TEST_CASE("layernorm_backward's fused dropout gives the bits of layernorm_backwa
 
 TEST_CASE("layernorm: the row in registers gives the bits of the row read from texels", "[ops]") {
     // layernorm_c4r: the forward keeps a row of C <= 256 in registers (C / 4 vec4s, fetched once an element); wider
-    // rows and ATTN_LAYERNORM_ROWS=memory fetch it again for every pass; the same sums in the same order, so the same
+    // rows and ATTNLAB_LAYERNORM_ROWS=memory fetch it again for every pass; the same sums in the same order, so the same
     // bits (out and stats).
-    REQUIRE(ops::layernorm_c4r(64) == 16);
-    REQUIRE(ops::layernorm_c4r(256) == 64);
-    REQUIRE(ops::layernorm_c4r(384) == 1);  // the gpt preset's: from texels
+    REQUIRE(ops::layernorm_c4r(test::ctx(), 64) == 16);
+    REQUIRE(ops::layernorm_c4r(test::ctx(), 256) == 64);
+    REQUIRE(ops::layernorm_c4r(test::ctx(), 384) == 1);  // the gpt preset's: from texels
     Rng r(17);
-    test::EnvGuard env("ATTN_LAYERNORM_ROWS");
+    test::PolicyGuard pol;
     const int N = 37;
     for (int C : {20, 64, 256}) {
         INFO("C " << C);
         auto ginp = upload(test::randn(r, N * C, 2.0)), gw = upload(test::randn(r, C)), gb = upload(test::randn(r, C));
         std::vector<double> res[2][2];
         for (int v = 0; v < 2; v++) {
-            env.set(v == 0 ? "memory" : "registers");
-            REQUIRE(ops::layernorm_c4r(C) == (v == 0 ? 1u : uint32_t(C / 4)));
+            pol->layernorm_rows_in_registers = v != 0;
+            REQUIRE(ops::layernorm_c4r(test::ctx(), C) == (v == 0 ? 1u : uint32_t(C / 4)));
             auto out = zeros(N * C), stats = zeros(N * 2);
             test::run([&](Program& p) { ops::layernorm_forward(test::kernels(), p, out, stats, ginp, gw, gb, N, C); });
             res[v][0] = download(out, N * C), res[v][1] = download(stats, N * 2);
@@ -986,11 +980,11 @@ TEST_CASE("a program cut into many submits computes the same bits as one submit"
     // workgroup ranges with vkCmdDispatchBase: along x, and along y for grids taller than one row.
     // Twice: the device's default kernels, then the GPU's shared-memory ones forced (their workgroups take their
     // index from gl_WorkGroupID: M 300 gives three 128-row tiles, attention four heads of one tile each).
-    test::EnvGuard mm("ATTN_MATMUL"), at("ATTN_ATTENTION");
+    test::PolicyGuard pol;
     for (bool smem : {false, true}) {
     if (smem && !ops::smem_fits(test::ctx())) continue;
     INFO("smem kernels forced: " << smem);
-    if (smem) mm.set("smem"), at.set("smem");
+    if (smem) pol->matmul = MatmulChoice::smem, pol->attention = AttentionChoice::smem;
     Rng r(11);
     // B 24: attention_backward4 at 4 rows an invocation (CPU devices) still spans nine workgroups, cut into pieces
     // of 4 (Program::dispatch's least)
@@ -1112,24 +1106,23 @@ TEST_CASE("on a CPU driver a dispatch's partial last workgroup runs as workgroup
 TEST_CASE("kernels specialised without the parts a dispatch leaves unused give the unspecialised kernels' bits",
           "[ops]") {
     // kflag (engine/vk/program.h): each op compiles its pipelines without the optional parts its push constants leave
-    // off (lavapipe would run them masked); ATTN_KERNEL_FLAGS=all keeps every part. Every combination the ops pick,
-    // both ways, bit for bit. ATTN_NARROW_TAIL=0 also runs each with workgroups of 64 only.
-    test::EnvGuard flags("ATTN_KERNEL_FLAGS"), tail("ATTN_NARROW_TAIL");
+    // off (lavapipe would run them masked); ATTNLAB_KERNEL_FLAGS=all keeps every part. Every combination the ops pick,
+    // both ways, bit for bit. ATTNLAB_NARROW_TAIL=0 also runs each with workgroups of 64 only.
+    test::PolicyGuard pol;
     Rng r(13);
     // runs `record` three ways (specialised; every part; every part in workgroups of 64) and requires the same bits of
     // `outs` each way
     auto three_ways = [&](const std::function<void(Program&)>& record, const std::vector<Buffer*>& outs) {
         std::vector<std::vector<std::vector<float>>> got;  // [way][output]
         for (int way = 0; way < 3; way++) {
-            if (way == 0) flags.clear(), tail.clear();
-            if (way >= 1) flags.set("all");
-            if (way == 2) tail.set("0");
+            pol->all_kernel_flags = way >= 1;
+            pol->narrow_tail = way != 2;
             for (Buffer* b : outs) std::memset(b->mapped(), 0, b->bytes());
             test::run(record);
             got.emplace_back();
             for (Buffer* b : outs) got.back().push_back(b->read<float>(b->bytes() / 4));
         }
-        flags.clear(), tail.clear();
+        pol.reset();
         REQUIRE(got[0] == got[1]);
         REQUIRE(got[1] == got[2]);
     };
@@ -1287,5 +1280,69 @@ TEST_CASE("the largest shapes Trainer allows on a CPU driver compute whole sums"
             if (!ops::attention_vec4(HS)) REQUIRE(uint64_t(T) * HS <= Trainer::k_cpu_max_block_x_head);
             for (float drop : {0.0f, 0.2f}) check_attention(r, key, k, 1, T, 1, HS, false, drop, false);
         }
+    }
+}
+
+TEST_CASE("the kernel policy reads its ATTNLAB_ overrides, the ops follow it, bad values are refused", "[ops]") {
+    const VkPhysicalDeviceProperties& props = test::ctx().props();
+    test::EnvGuard at("ATTNLAB_ATTENTION"), rows("ATTNLAB_ATTENTION_ROWS"), a4("ATTNLAB_ATTENTION_ATT4"),
+        mm("ATTNLAB_MATMUL"), ln("ATTNLAB_LAYERNORM_ROWS"), rs("ATTNLAB_ROW_SPLITS"), fl("ATTNLAB_KERNEL_FLAGS"),
+        nt("ATTNLAB_NARROW_TAIL");
+    for (test::EnvGuard* g : {&at, &rows, &a4, &mm, &ln, &rs, &fl, &nt}) g->clear();
+    KernelPolicy d = KernelPolicy::for_device(props);  // the device's own choices
+    CHECK(d.cpu_device == (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU));
+    CHECK(d.attention == AttentionChoice::automatic);
+    CHECK(d.matmul == MatmulChoice::automatic);
+    CHECK(d.attention_rows == 0);
+    CHECK(d.row_splits == 0);
+    CHECK(d.attention_att4);
+    CHECK(d.layernorm_rows_in_registers);
+    CHECK_FALSE(d.all_kernel_flags);
+    CHECK(d.narrow_tail);
+
+    at.set("block"), rows.set("2"), a4.set("0"), mm.set("tiled"), ln.set("memory"), rs.set("3"), fl.set("all"),
+        nt.set("0");
+    KernelPolicy p = KernelPolicy::for_device(props);
+    CHECK(p.attention == AttentionChoice::block);
+    CHECK(p.attention_rows == 2);
+    CHECK_FALSE(p.attention_att4);
+    CHECK(p.matmul == MatmulChoice::tiled);
+    CHECK_FALSE(p.layernorm_rows_in_registers);
+    CHECK(p.row_splits == 3);
+    CHECK(p.all_kernel_flags);
+    CHECK_FALSE(p.narrow_tail);
+    {
+        test::PolicyGuard pol;
+        test::ctx().edit_policy() = p;  // what the ops then record
+        CHECK(ops::attention_block(test::ctx(), 8, 32));
+        CHECK(ops::attention_backward_rows(test::ctx()) == 2);
+        CHECK(ops::matmul_kernel(test::ctx(), 64) == ops::MatmulKernel::tiled);
+        CHECK(ops::layernorm_c4r(test::ctx(), 64) == 1);
+        CHECK(ops::row_splits(test::ctx(), 100, 10) == 3);
+        CHECK(ops::row_splits(test::ctx(), 2, 10) == 2);  // never more ranges than rows
+        pol->attention = AttentionChoice::rows;
+        CHECK_FALSE(ops::attention_block(test::ctx(), 8, 32));
+    }
+    CHECK(test::ctx().policy().attention == d.attention);  // the guard put the device's choices back
+
+    for (test::EnvGuard* g : {&at, &rows, &a4, &mm, &ln, &rs, &fl, &nt}) g->clear();
+    auto refused = [&](test::EnvGuard& g, const char* value) {
+        g.set(value);
+        std::string e = test::error_of([&] { KernelPolicy::for_device(props); });
+        g.clear();
+        return e;
+    };
+    using Catch::Matchers::Contains;
+    CHECK_THAT(refused(at, "bogus"), Contains("ATTNLAB_ATTENTION='bogus' is not an attention kernel: use rows, block or smem"));
+    CHECK_THAT(refused(rows, "9"), Contains("ATTNLAB_ATTENTION_ROWS='9' is not 1 to 8"));
+    CHECK_THAT(refused(rows, "4x"), Contains("is not 1 to 8"));
+    CHECK_THAT(refused(mm, "fast"), Contains("use tiled or smem"));
+    CHECK_THAT(refused(ln, "disk"), Contains("memory or registers"));
+    CHECK_THAT(refused(rs, "0"), Contains("ATTNLAB_ROW_SPLITS='0'"));
+    CHECK_THAT(refused(fl, "some"), Contains("all or needed"));
+    CHECK_THAT(refused(nt, "yes"), Contains("0 or 1"));
+    if (!d.smem_fits) {  // lavapipe: the shared-memory kernels cannot be forced, and the message says why
+        CHECK_THAT(refused(mm, "smem"), Contains("ATTNLAB_MATMUL=smem: this device allows"));
+        CHECK_THAT(refused(at, "smem"), Contains("unset ATTNLAB_ATTENTION"));
     }
 }

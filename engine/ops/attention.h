@@ -2,7 +2,6 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "ops/smem.h"
@@ -26,54 +25,43 @@ inline uint32_t attention_forward4_spec(uint32_t T, uint32_t HS) { return HS / 4
 // On CPU devices the lecture's short blocks (T <= 8, T * HS/4 <= 64: single-head, layernorm) take
 // attention_backward_block and (T % 4 == 0) attention_forward_block, one invocation per (b, h) that fetches each row
 // once instead of once per row (forward) or pair of rows (backward): on lavapipe a fetch costs per lane, and these
-// kernels are bound by fetches (a step: single-head's backward 0.22 -> 0.16 ms, layernorm's three 1.05 -> 0.41).
-// A GPU keeps the row kernels: B * NH invocations would leave it idle. ATTN_ATTENTION=block|rows forces either
-// where the shapes allow (tests, benchmarks).
+// kernels are bound by fetches (bench/RESULTS.md, "attention block kernels"). A GPU keeps the row kernels: B * NH
+// invocations would leave it idle. The policy's attention override (ATTNLAB_ATTENTION=block|rows) forces either
+// where the shapes allow.
 inline bool attention_block(const Context& ctx, uint32_t T, uint32_t HS) {
     if (!attention_vec4(HS) || T > 8 || T * (HS / 4) > 64) return false;
-    if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) return std::string(e) == "block";
-    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const KernelPolicy& p = ctx.policy();
+    if (p.attention != AttentionChoice::automatic) return p.attention == AttentionChoice::block;
+    return p.cpu_device;
 }
 // Rows of dq (or of dk and dv) one invocation of attention_backward4 computes: on CPU devices 4, so that each row of
 // k and v (or of dout, out and q) is fetched once for four (on lavapipe fetches, not multiply-adds, set the time);
-// GPUs 1, for more invocations. Lavapipe, a layer's backward alone, best of 40: the small GPT's (B 8, T 32, HS 16,
-// one thread) 0.96 -> 0.54 ms, the gpt preset's shapes at B 16 (thread pool) 382 -> 226 ms; within whole steps
-// (--profile) less: the small GPT's four 4.0-4.6 -> 3.3-3.4 ms, the gpt preset's six 5.1 -> 4.7 s (bench/RESULTS.md).
-// ATTN_ATTENTION_ROWS=n forces n (1-8; tests).
+// GPUs 1, for more invocations. ATTNLAB_ATTENTION_ROWS=n forces n (1-8).
 inline uint32_t attention_backward_rows(const Context& ctx) {
-    if (const char* e = std::getenv("ATTN_ATTENTION_ROWS"); e && *e) {
-        int n = std::atoi(e);
-        if (n < 1 || n > 8) throw Error(std::string("ATTN_ATTENTION_ROWS='") + e + "' is not 1 to 8 (or unset it)");
-        return uint32_t(n);
-    }
-    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1;
+    const KernelPolicy& p = ctx.policy();
+    if (p.attention_rows > 0) return uint32_t(p.attention_rows);
+    return p.cpu_device ? 4 : 1;
 }
 // attention_backward4's specialisation constant: HS / 4 in bits 0-7, RB in bits 8-15, bit 16 set (RB > 1, blocks of
 // T <= 64) where (b, h) varies fastest between invocations (with the row blocks fastest, the lanes of a causal head
-// loop as long as the longest block: the small GPT's layer 0.97 ms against 0.55 with (b, h) fastest; longer blocks
-// keep the blocks fastest, whose neighbours read the same rows: the gpt preset's 255 against 339 ms).
+// loop as long as the longest block; longer blocks keep the blocks fastest, whose neighbours read the same rows).
 // Bit 17: T % 4 == 0: dropout's Philox blocks of 4 elements start on rows' and row blocks' first elements, so each is
-// computed once for its 4 elements instead of once an element. One layer's backward at dropout 0.2, lavapipe, one
-// thread, best of 60 (8 of the gpt shapes): the small GPT's (B 8, T 32, HS 16) 0.51-0.67 -> 0.38-0.44 ms (0.37
-// without dropout), the gpt preset's shapes at B 2 23.3-25.1 -> 21.8 ms.
+// computed once for its 4 elements instead of once an element.
 // Bit 18 (with 17; `att` bound at an offset a vec4 texel view may take): att read as vec4s, 4 keys a fetch, in the
 // query rows' loop (then always in groups of 4 keys) and, with RB % 4 == 0, by the key invocations (the same bits;
-// ATTN_ATTENTION_ATT1 set keeps one a fetch, for tests). Lavapipe, one thread, best of 60, three interleaved runs: the
-// small GPT's layer (B 8, T 32, HS 16) at dropout 0.2 0.44-0.51 -> 0.30-0.39 ms, without dropout 0.32/0.40 ->
-// 0.27/0.34; B 2 T 64 NH 6 HS 64 2.10/1.45 -> 1.42/1.36 ms; the gpt preset's shapes (thread pool) within noise.
+// the policy's attention_att4 false, ATTNLAB_ATTENTION_ATT4=0, keeps one a fetch). Measurements of each choice:
+// bench/RESULTS.md, "attention backward".
 inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB, bool att4 = false) {
     return HS / 4 | RB << 8 | (RB > 1 && T <= 64 ? 1u << 16 : 0u)  // GPUs (RB 1) keep t fastest
            | (T % 4 == 0 ? 1u << 17 : 0u) | (T % 4 == 0 && att4 ? 1u << 18 : 0u);
 }
 // The forward's 4 query rows an invocation (attention_forward_rows4): on CPU devices where T % 4 == 0, T <= 32 and
-// HS % 4 == 0, HS <= 64 (and the block kernels do not take the shape), unless ATTN_ATTENTION_ROWS=1 (tests) keeps one
-// row an invocation (attention_forward4, the same bits). Each row of k and v is fetched once for 4 rows. One layer at
-// dropout 0.2, lavapipe, one thread, best of 40-60: the small GPT's (B 8, T 32, HS 16) 0.30 -> 0.19 ms; B 16 T 16
-// HS 16 0.20 -> 0.10; B 8 T 32 HS 64 0.20 -> 0.16. Longer rows and wider heads spill too much: T 64 HS 64 0.92 ->
-// 1.69 ms; T 32 HS 128 and T 64 HS 32 as often slower as faster.
+// HS % 4 == 0, HS <= 64 (and the block kernels do not take the shape), unless ATTNLAB_ATTENTION_ROWS=1 keeps one
+// row an invocation (attention_forward4, the same bits). Each row of k and v is fetched once for 4 rows; longer rows
+// and wider heads spill too many registers to gain (bench/RESULTS.md, "attention forward rows").
 inline bool attention_forward_rows4(const Context& ctx, uint32_t T, uint32_t HS) {
     if (!attention_vec4(HS) || T % 4 != 0 || T > 32 || HS > 64 || attention_block(ctx, T, HS)) return false;
-    return ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && attention_backward_rows(ctx) > 1;
+    return ctx.policy().cpu_device && attention_backward_rows(ctx) > 1;
 }
 inline uint32_t attention_forward_rows4_spec(uint32_t T, uint32_t HS) { return HS / 4 | (T / 4) << 8; }
 // Their specialisation constant: HS / 4 in bits 0-7, T in bits 8-15 (the loops over rows unroll).
@@ -82,17 +70,12 @@ inline uint32_t attention_block_spec(uint32_t T, uint32_t HS) { return HS / 4 | 
 // GPUs (T % 4 == 0, HS % 4 == 0) compute attention as products of tiles staged in shared memory
 // (attention_nt_smem, attention_softmax, attention_pv_smem, attention_ptv_smem; shaders/common/gemm_smem.glsl);
 // CPU devices keep the row-per-invocation kernels (fewer dispatches, no barriers: what lavapipe runs fastest).
-// ATTN_ATTENTION=rows|smem forces either where the shapes allow (tests, benchmarks; block: the block kernels above).
+// ATTNLAB_ATTENTION=rows|smem forces either where the shapes allow (block: the block kernels above).
 inline bool attention_smem(const Context& ctx, uint32_t T, uint32_t HS) {
     if (T % 4 != 0 || HS % 4 != 0) return false;
-    if (const char* e = std::getenv("ATTN_ATTENTION"); e && *e) {
-        std::string v = e;
-        if (v == "rows" || v == "block") return false;
-        if (v == "smem") return require_smem_fits(ctx, "ATTN_ATTENTION"), true;
-        throw Error("ATTN_ATTENTION='" + v + "' is not an attention kernel: use rows, block or smem (or unset it)");
-    }
-    // short blocks fill a sliver of a 128x128 tile: the row kernels stay (H200, a step: layernorm at T = 8
-    // 0.91 ms with them against 1.07, the small GPT at T = 32 1.78 against 1.83; gpt at T = 256 57 against 76)
+    const KernelPolicy& p = ctx.policy();
+    if (p.attention != AttentionChoice::automatic) return p.attention == AttentionChoice::smem;
+    // short blocks fill a sliver of a 128x128 tile: the row kernels stay below 64 (bench/RESULTS-GPU.md)
     return smem_default(ctx) && T >= 64;
 }
 struct AttnNtPush {  // attention_nt_smem
@@ -178,8 +161,8 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     if (attention_vec4(HS) && T % 4 == 0 && att.offset % 16 != 0)
         throw Error("internal error: attention_forward needs att on a 16-byte offset");
     // the vec4 kernel is specialised for HS/4 (constant_id 0, bits 0-7): its loops unroll, q and the output row stay in
-    // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: the
-    // lecture's T 8 0.09 -> 0.065 ms on lavapipe; no gain measured at 32)
+    // registers; and for T/4 (bits 8-15) when the row of scores stays in registers too (T % 4 == 0, T <= 16: faster
+    // at the lecture's T 8, no gain at 32; bench/RESULTS.md, "attention forward rows")
     uint32_t spec = attention_forward4_spec(T, HS);
     pr.dispatch(attention_vec4(HS) ? kc.get(name, "vsss", sizeof p, spec, drop_flags) : kc.get(name, "tsss", sizeof p, 0, drop_flags),
                 {qkv, att, out, drop.seed}, p,
@@ -214,7 +197,7 @@ inline void attention_backward(KernelCache& kc, Program& pr, BufferRange dqkv, B
     if (attention_vec4(HS)) {  // one invocation per RB query rows (dq) and per RB key rows (dk, dv)
         uint32_t RB = attention_backward_rows(kc.context());
         size_t align = std::max<size_t>(16, kc.context().props().limits.minTexelBufferOffsetAlignment);
-        bool att4 = att.offset % align == 0 && !std::getenv("ATTN_ATTENTION_ATT1");  // (tests: the other way)
+        bool att4 = att.offset % align == 0 && kc.context().policy().attention_att4;
         const Kernel& k = kc.get("attention_backward4", "vvtvssv", sizeof p, attention_backward4_spec(T, HS, RB, att4),
                                  drop_flags);
         // binding 6: att as vec4s, or (unused) any vec4 view

@@ -1,8 +1,6 @@
 // LayerNorm over channels (PyTorch's, eps 1e-5): forward keeps (mean, rstd) per row for backward.
 // C % 4 == 0 takes the vec4 texel kernels (layernorm_*4.comp), other widths the plain ones.
 #pragma once
-#include <cstdlib>
-#include <string>
 
 #include "ops/reduce.h"
 #include "vk/program.h"
@@ -25,11 +23,12 @@ struct LayerNormDropout {
 };
 
 // layernorm_forward4's specialisation constant: C / 4 where a row fits in registers (C <= 256: each element fetched
-// once instead of 3 times, the same bits; the small GPT's rows, 256 x 64 on lavapipe, one thread, best of 100:
-// 0.032 -> 0.023 ms), else 1. ATTN_LAYERNORM_ROWS=memory keeps the row in texels (tests compare the two). The
-// backward's dinp the same way measured 0.067 -> 0.064 ms and did not keep its bits (its sums compile differently).
-inline uint32_t layernorm_c4r(uint32_t C) {
-    if (const char* e = std::getenv("ATTN_LAYERNORM_ROWS"); e && std::string(e) == "memory") return 1;
+// once instead of 3 times, the same bits), else 1. The policy's layernorm_rows_in_registers false
+// (ATTNLAB_LAYERNORM_ROWS=memory) keeps the row in texels (tests compare the two). The backward's dinp stays in
+// texels: in registers it gained little and did not keep its bits (its sums compile differently; bench/RESULTS.md,
+// "layernorm rows in registers").
+inline uint32_t layernorm_c4r(const Context& ctx, uint32_t C) {
+    if (!ctx.policy().layernorm_rows_in_registers) return 1;
     return C <= 256 ? C / 4 : 1;
 }
 
@@ -38,7 +37,7 @@ inline void layernorm_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
                               BufferRange w, BufferRange b, uint32_t N, uint32_t C) {
     LayerNormPush p{N, C};
     if (C % 4 == 0) {  // rows as vec4 texels: vector gathers on lavapipe
-        pr.dispatch(kc.get("layernorm_forward4", "vvvss", sizeof p, layernorm_c4r(C)), {inp, w, b, out, stats}, p, N);
+        pr.dispatch(kc.get("layernorm_forward4", "vvvss", sizeof p, layernorm_c4r(kc.context(), C)), {inp, w, b, out, stats}, p, N);
         return;
     }
     pr.dispatch(kc.get("layernorm_forward", 5, sizeof p), {inp, w, b, out, stats}, p, N);
@@ -75,8 +74,8 @@ inline void layernorm_backward(KernelCache& kc, Program& pr, BufferRange dinp, B
             p.db_off = C / 4;
         }
         BufferRange dw_out = splits > 1 ? scratch : dw, db_out = splits > 1 ? scratch : db;
-        // stats and (for +=) dinp's old values read as texels too: on lavapipe, one thread, N 256 C 64 with +=, best
-        // of 200: 0.069 -> 0.056 ms (the same bits)
+        // stats and (for +=) dinp's old values read as texels too: vector gathers on lavapipe (the same bits;
+        // bench/RESULTS.md, "layernorm rows in registers")
         // with dropout: 8 dispatches fewer a small GPT step (each a pass over the stream's gradient)
         uint32_t flags = kflag::pick(accumulate, kflag::add) | kflag::pick(dropping, kflag::dropout);
         pr.dispatch(kc.get("layernorm_backward4", "vvvtsssvss", sizeof p, 0, flags),

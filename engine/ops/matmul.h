@@ -3,7 +3,6 @@
 // rows is split, see row_splits in reduce.h).
 #pragma once
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "ops/reduce.h"
@@ -39,15 +38,14 @@ inline bool matmul_tiled(uint32_t K) { return K % 4 == 0; }
 // memory (CPU devices: lavapipe, where barriers cost more than shared memory saves; GPUs whose limits are too small,
 // ops/smem.h); `smem`, 128x128 tiles per workgroup of 256 staged through shared memory (GPUs;
 // shaders/common/gemm_smem.glsl; on an H200 the forward is 8x faster than `tiled` for the gpt preset's layers). The backward takes `smem` when N % 4 == 0 too, `tiled` otherwise.
-// ATTN_MATMUL=tiled|smem forces one of the two for K % 4 == 0 (tests, benchmarks).
+// ATTNLAB_MATMUL=tiled|smem (the policy's matmul) forces one of the two for K % 4 == 0.
 enum class MatmulKernel { plain, tiled, smem };
 inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
     if (!matmul_tiled(K)) return MatmulKernel::plain;
-    if (const char* e = std::getenv("ATTN_MATMUL"); e && *e) {
-        std::string v = e;
-        if (v == "tiled") return MatmulKernel::tiled;
-        if (v == "smem") return require_smem_fits(ctx, "ATTN_MATMUL"), MatmulKernel::smem;
-        throw Error("ATTN_MATMUL='" + v + "' is not a matmul kernel: use tiled or smem (or unset it)");
+    switch (ctx.policy().matmul) {
+    case MatmulChoice::tiled: return MatmulKernel::tiled;
+    case MatmulChoice::smem: return MatmulKernel::smem;  // KernelPolicy::check: the device's limits allow it
+    case MatmulChoice::automatic: break;
     }
     return smem_default(ctx) ? MatmulKernel::smem : MatmulKernel::tiled;
 }
@@ -62,9 +60,8 @@ inline bool matmul_forward_vec4_out(const Context& ctx, BufferRange out, BufferR
     return ldo % 4 == 0 && out.offset % 16 == 0 && (!residual.buffer || residual.offset % align == 0);
 }
 // Whether matmul_forward can apply dropout to its output itself (`drop`): the tiled kernel with vec4 rows (CPU
-// devices); elsewhere the caller runs dropout_forward after it. One dispatch, the product never stored: the same bits.
-// The small GPT on lavapipe (one device, batch 16, per-dispatch minimums over 13 profiled steps, three interleaved
-// runs): its forward matmuls and dropouts 8.51, 8.38, 8.70 -> 8.15, 8.12, 11.1 ms (the last in a noisy minute).
+// devices); elsewhere the caller runs dropout_forward after it. One dispatch, the product never stored: the same bits
+// (bench/RESULTS.md, "matmul with dropout").
 inline bool matmul_forward_can_dropout(const Context& ctx, uint32_t N, uint32_t K, BufferRange out, BufferRange residual) {
     return matmul_kernel(ctx, K) == MatmulKernel::tiled && N % 4 == 0 && matmul_forward_vec4_out(ctx, out, residual, N);
 }
@@ -116,10 +113,8 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
 
 // Vec4 columns of k per dw tile (TKW in shaders/common/matmul_backward_tiled.glsl): the vec4 kernel takes 8
 // (8 x 32 tiles, half the fetches a multiply-add of 8 x 16) when K fills them and that still leaves two subgroups of
-// 8 tiles, else 4 (attn_bench_matmul on lavapipe: C64 dw 20 -> 24-26 GFLOP/s with 8; 32->32, 4 tiles of 8 x 32,
-// 17 -> 11.5; the lecture's 32->96 and 32->65, 12 and 9 tiles of 8 x 32, 8.8 -> 10.2 and 5.8 -> 6.9 with 4, best of
-// 30 at M 256: a second subgroup of 8 x 32 tiles runs mostly empty);
-// the scalar kernel 2.
+// 8 tiles, else 4 (with fewer, a second subgroup of 8 x 32 tiles runs mostly empty; attn_bench_matmul's figures in
+// bench/RESULTS.md, "matmul dw tiles"); the scalar kernel 2.
 inline uint32_t matmul_dw_tkw(uint32_t N, uint32_t K, bool dout4) {
     if (!dout4) return 2;
     return K >= 32 && uint64_t(N + 7) / 8 * ((K / 4 + 7) / 8) >= 16 ? 8 : 4;  // K < 32: 8 x 32 tiles half empty
@@ -174,8 +169,7 @@ inline bool matmul_backward_can_mask_in(const Context& ctx, uint32_t N, uint32_t
 // mask_in (where matmul_backward_can_mask_in): `inp` is a ReLU's output and dinp is stored as the gradient of that
 // ReLU's input, masked where inp is not > 0, so that the matmul before the ReLU runs its backward without a mask
 // (relu false; the same bits): one fetch of inp an element of dinp instead of one of `out` for each of the 4-6
-// fetches of every element of its dout. The small GPT's fc backward on lavapipe (one layer, batch 8, one thread,
-// median of 40 steps): 0.71-0.72 -> 0.53-0.54 ms; fc2's with the mask as before within noise (0.68-0.77 ms).
+// fetches of every element of its dout (bench/RESULTS.md, "matmul backward mask_in").
 // splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are
 // cut into that many row ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second
 // pass.

@@ -4,7 +4,6 @@
 // scratch buffer, and reduce_splits adds them up in a fixed order (deterministic).
 #pragma once
 #include <algorithm>
-#include <cstdlib>
 
 #include "vk/program.h"
 
@@ -17,14 +16,12 @@ static_assert(sizeof(ReduceSplitsPush) == 16);
 // GPUs: enough ranges for ~64k invocations, each range at least 64 rows, at most 64 ranges.
 // CPU devices (lavapipe): 2 cores are filled by the outputs alone; ranges of cpu_rows rows where a kernel's
 // inputs then stay in cache (cpu_rows 0: never split; matmul_backward_splits gives its measurements).
-// ATTN_ROW_SPLITS=n forces n everywhere (tests, benchmarks).
+// The policy's row_splits (ATTNLAB_ROW_SPLITS=n) forces n everywhere (tests, benchmarks).
 inline uint32_t row_splits(const Context& ctx, uint32_t rows, uint64_t invocations, uint32_t cpu_rows = 0) {
-    if (const char* e = std::getenv("ATTN_ROW_SPLITS")) {
-        long v = std::strtol(e, nullptr, 10);
-        if (v >= 1) return uint32_t(std::min<long>(v, std::max<uint32_t>(1, rows)));
-    }
+    const KernelPolicy& p = ctx.policy();
+    if (p.row_splits >= 1) return uint32_t(std::min<long>(p.row_splits, std::max<uint32_t>(1, rows)));
     if (invocations == 0) return 1;
-    if (ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return cpu_rows ? (rows + cpu_rows - 1) / cpu_rows : 1;
+    if (p.cpu_device) return cpu_rows ? (rows + cpu_rows - 1) / cpu_rows : 1;
     uint64_t want = (65536 + invocations - 1) / invocations;
     uint64_t most = std::max<uint64_t>(1, std::min<uint64_t>(64, rows / 64));
     return uint32_t(std::clamp<uint64_t>(want, 1, most));

@@ -11,6 +11,7 @@
 namespace attn::ops {
 
 constexpr uint32_t SMEM_INVOCATIONS = 256, SMEM_BYTES = 16384;  // gemm_smem.glsl: local_size_x, As + Bs
+static_assert(SMEM_INVOCATIONS == 256 && SMEM_BYTES == 16384, "vk/policy.cpp's smem_fits checks these limits");
 constexpr uint32_t SMEM_TILE = 128;  // gemm_smem.glsl's TILE: each workgroup's tile of its output
 
 // Workgroups for a rows x cols output in SMEM_TILE tiles (Program::dispatch counts WORKGROUP invocations a group).
@@ -18,22 +19,9 @@ inline uint64_t smem_tiles(uint32_t rows, uint32_t cols) {
     return uint64_t((rows + SMEM_TILE - 1) / SMEM_TILE) * ((cols + SMEM_TILE - 1) / SMEM_TILE);
 }
 
-inline bool smem_fits(const Context& ctx) {
-    const auto& l = ctx.props().limits;
-    return l.maxComputeWorkGroupInvocations >= SMEM_INVOCATIONS && l.maxComputeWorkGroupSize[0] >= SMEM_INVOCATIONS &&
-           l.maxComputeSharedMemorySize >= SMEM_BYTES;
-}
-// For ATTN_MATMUL=smem / ATTN_ATTENTION=smem: a clear error instead of a failed pipeline.
-inline void require_smem_fits(const Context& ctx, const char* var) {
-    if (!smem_fits(ctx))
-        throw Error(std::string(var) + "=smem: this device allows " +
-                    std::to_string(ctx.props().limits.maxComputeWorkGroupInvocations) + " invocations and " +
-                    std::to_string(ctx.props().limits.maxComputeSharedMemorySize) +
-                    " bytes of shared memory per workgroup, the shared-memory kernels need " +
-                    std::to_string(SMEM_INVOCATIONS) + " and " + std::to_string(SMEM_BYTES) + ": unset " + var);
-}
-inline bool smem_default(const Context& ctx) {
-    return ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && smem_fits(ctx);
-}
+// The device's limits allow them (KernelPolicy::smem_fits, which refuses ATTNLAB_MATMUL=smem and
+// ATTNLAB_ATTENTION=smem with a clear error where they do not, instead of a failed pipeline).
+inline bool smem_fits(const Context& ctx) { return ctx.policy().smem_fits; }
+inline bool smem_default(const Context& ctx) { return !ctx.policy().cpu_device && smem_fits(ctx); }
 
 }  // namespace attn::ops

@@ -130,7 +130,7 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
 }
 
 void Trainer::check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_size) {
-    if (ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return;
+    if (!ctx.policy().cpu_device) return;
     auto refuse = [&](const std::string& what, uint64_t got, uint64_t most, const std::string& fix) {
         throw Error(what + " is " + std::to_string(got) + " here, and on a CPU Vulkan driver (" + ctx.device_name() +
                     ") Attention Lab takes at most " + std::to_string(most) +
@@ -362,7 +362,7 @@ std::vector<std::pair<std::string, double>> Trainer::last_kernel_times() const {
 
 std::string Trainer::heavy_note(const Context& ctx, const Config& cfg, int vocab_size) {
     double gflop = 2e-9 * step_macs(cfg, vocab_size);
-    if (ctx.props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || gflop <= 20) return "";
+    if (!ctx.policy().cpu_device || gflop <= 20) return "";
     char buf[256];
     std::snprintf(buf, sizeof buf, "%.0f GFLOP a training step is a GPU job: on this CPU driver expect seconds to minutes "
                   "a step and long loss estimates (batch size 8 and eval iters 20, --batch-size 8 --eval-iters 20, "
@@ -376,9 +376,7 @@ double Trainer::step_macs(const Config& cfg, int vocab_size) {
 
 // Models whose steps are one submit on a CPU driver (below k_segment_above) run each dispatch on one thread, without
 // lavapipe's thread pool (its ~21 us to wake the pool for each dispatch outweighs a second core on dispatches this
-// small), and use the other cores through replicas (replicas_for). 2 cores, ms a step: single-head, pool 1.20 -> one
-// thread 1.09 (2026-11-29); one thread 1.9-2.4 -> 2 replicas 1.2-1.6 (2026-12-02, a slower hour); the small GPT (C64
-// L4 T32 B16, ~3e8 multiply-adds a step) pool 158-209 -> one thread 107-112 -> 2 replicas 64-83 (2026-12-02). Bigger
+// small), and use the other cores through replicas (replicas_for; bench/RESULTS.md, "one thread and replicas"). Bigger
 // models keep the pool.
 int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
     return step_macs(cfg, vocab_size) < k_segment_above ? 1 : 0;
@@ -389,7 +387,7 @@ void Trainer::build_programs() {
     m_since_record = 0;
     int B = m_cfg.batch_size, T = m_cfg.block_size;
     double step_macs = Trainer::step_macs(m_cfg, m_data.vocab_size());
-    bool cpu_device = m_ctx.props().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    bool cpu_device = m_ctx.policy().cpu_device;
     double budget = cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
     if (m_measured_budget > 0) budget = m_measured_budget;
     m_step_macs = step_macs;

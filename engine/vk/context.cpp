@@ -154,8 +154,7 @@ std::vector<DeviceInfo> Context::list_devices() {
 }
 
 Context::Context(const ContextOptions& opt) {
-    if (opt.cpu_threads > 0)  // lavapipe: LP_NUM_THREADS=0 runs dispatches on the submitting thread, N on a pool of N
-        setenv("LP_NUM_THREADS", std::to_string(opt.cpu_threads == 1 ? 0 : opt.cpu_threads).c_str(), 1);
+    steer_cpu_driver_threads(opt.cpu_threads);  // before the instance finds its devices (vk/policy.h)
     bool debug_utils = false;
     m_validation = opt.validation;
     m_report_to = opt.report_to;
@@ -222,8 +221,12 @@ Context::Context(const ContextOptions& opt) {
     vkGetPhysicalDeviceProperties(m_physical, &m_props);
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_mem);
     m_name = m_props.deviceName;
-    const char* lp_threads = std::getenv("LP_NUM_THREADS");
-    m_cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && std::string(lp_threads) == "0";
+    m_cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && cpu_driver_single_thread();
+    if (opt.policy) {
+        m_policy = *opt.policy;
+    } else {
+        m_policy = KernelPolicy::for_device(m_props);
+    }
     m_memory_bytes = usable_bytes(m_physical, m_props.deviceType);
     if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
         VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -265,6 +268,7 @@ ContextOptions Context::peer_options() {
     o.validation = m_validation;
     o.quiet = true;
     o.report_to = this;
+    o.policy = &m_policy;
     return o;
 }
 

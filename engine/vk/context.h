@@ -9,6 +9,7 @@
 
 #include "vk/check.h"
 #include "vk/handle.h"
+#include "vk/policy.h"
 
 namespace attn {
 
@@ -29,6 +30,8 @@ struct ContextOptions {
     std::function<VkSurfaceKHR(VkInstance)> make_surface;
     // A peer (Context::peer_options) counts its validation messages into its primary's count.
     Context* report_to = nullptr;
+    // A peer takes its primary's kernel policy (overrides a test set included); others read the environment.
+    const KernelPolicy* policy = nullptr;
 };
 
 struct DeviceInfo {
@@ -53,6 +56,11 @@ public:
     const VkPhysicalDeviceProperties& props() const { return m_props; }
     const std::string& device_name() const { return m_name; }
     uint64_t device_memory_bytes() const { return m_memory_bytes; }
+    // Which kernel variants the ops record on this device (vk/policy.h).
+    const KernelPolicy& policy() const { return m_policy; }
+    // Tests and benchmarks: force variants from now on (programs recorded before keep theirs; a test that forces
+    // smem checks smem_fits first, as KernelPolicy::check does for the environment's overrides).
+    KernelPolicy& edit_policy() { return m_policy; }
     // lavapipe and similar have one queue: every submit from any thread takes this lock.
     std::mutex& queue_mutex() { return m_queue_mutex; }
     // Number of validation-layer warnings and errors seen so far (tests assert it stays 0).
@@ -66,7 +74,8 @@ public:
     static std::vector<DeviceInfo> list_devices();
 
     // Options for another device on the same physical device (Trainer's replicas: data parallelism on a CPU driver,
-    // one device per core): quiet, the same validation, messages counted here, LP_NUM_THREADS as it is.
+    // one device per core): quiet, the same validation and kernel policy, messages counted here, LP_NUM_THREADS as it
+    // is.
     ContextOptions peer_options();
     // On a CPU driver: whether this context's dispatches run on the submitting thread alone (LP_NUM_THREADS=0 when
     // it was created), as Trainer's replicas need. False on GPUs.
@@ -98,6 +107,7 @@ private:
     uint32_t m_cpu_simd = 0;
     Context* m_report_to = nullptr;
     VkPhysicalDeviceProperties m_props{};
+    KernelPolicy m_policy;
     VkPhysicalDeviceMemoryProperties m_mem{};
     std::string m_name;
     uint64_t m_memory_bytes = 0;

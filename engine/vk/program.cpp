@@ -95,8 +95,8 @@ VkPipeline Kernel::narrow_pipeline(uint32_t lanes) const {
 
 const Kernel& KernelCache::get(const std::string& name, const std::string& layout, uint32_t push_bytes, uint32_t spec,
                                uint32_t flags) {
-    // ATTN_KERNEL_FLAGS=all: every pipeline keeps every part (tests, benchmarks)
-    if (const char* e = std::getenv("ATTN_KERNEL_FLAGS"); e && std::string(e) == "all") flags = kflag::all;
+    // ATTNLAB_KERNEL_FLAGS=all: every pipeline keeps every part (tests, benchmarks)
+    if (m_ctx.policy().all_kernel_flags) flags = kflag::all;
     std::string key = name + "#" + std::to_string(spec) + "/" + std::to_string(flags);
     auto it = m_kernels.find(key);
     if (it != m_kernels.end()) {
@@ -263,8 +263,8 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
     uint64_t gx = std::min(groups, max_x);
     uint64_t gy = (groups + gx - 1) / gx;
     if (cost <= 0) cost = double(n) * 8;
-    const char* wide = std::getenv("ATTN_NARROW_TAIL");  // 0: every workgroup of WORKGROUP (tests, benchmarks)
-    uint64_t lanes = wide && std::string(wide) == "0" ? 0 : m_ctx.cpu_simd_width(), whole = n / WORKGROUP, tail = n % WORKGROUP;
+    // ATTNLAB_NARROW_TAIL=0: every workgroup of WORKGROUP (tests, benchmarks)
+    uint64_t lanes = m_ctx.policy().narrow_tail ? m_ctx.cpu_simd_width() : 0, whole = n / WORKGROUP, tail = n % WORKGROUP;
     VkPipeline narrow = m_budget <= 0 && gy == 1 && tail > 0 ? k.narrow_pipeline(uint32_t(lanes)) : VK_NULL_HANDLE;
     if (narrow) {  // the whole workgroups, then the rest in workgroups of `lanes` (gl_GlobalInvocationID continues)
         if (whole > 0) {

@@ -124,7 +124,7 @@ void main() {
             for (uint j = 0; j < TKW; j++) acc[r][j] = vec4(0.0);
 #ifdef DOUT_VEC4
         // dbias[n0 .. n0+TRW-1] = the sum of the rows' d. Not specialised (F_BIAS): without the sums the rows' loop
-        // compiles 3x slower on lavapipe (the small GPT's qkv, no bias: 0.64 -> 1.9 ms), with them as fast as before
+        // compiles about 3x slower on lavapipe, with them as fast as before
         bool sum_bias = p.has_bias != 0 && k0 == 0;
         vec4 bsum[TRW / 4];
         for (uint r4 = 0; r4 < TRW / 4; r4++) bsum[r4] = vec4(0.0);

@@ -18,9 +18,9 @@ layout(std430, binding = 4) readonly buffer Res { float res[]; };     // (M, N)
 // site `site`, element index m * N + n: the same mask and the same bits; ldo == N).
 layout(push_constant) uniform P { uint M, N, K, has_bias, relu, has_residual, ldo, site; float prob; } p;
 // 16 x 16 outputs per invocation: 32 fetches per 1024 multiply-adds. On lavapipe a fetch costs per lane whatever the
-// vector width, so fewer fetches per multiply-add win even though the tile spills out of registers (attn_bench_matmul,
-// LP_NUM_THREADS=0, best of 4: C64 shapes at M 512 15-18 -> 18-24 GFLOP/s; gpt's at M 2048 16 -> 19-22; 16 x 8, 32 x 16
-// and 16 x 32 measured in between or slower). engine/ops/matmul.h counts the tiles with the same numbers.
+// vector width, so fewer fetches per multiply-add win even though the tile spills out of registers (16 x 8, 32 x 16
+// and 16 x 32 measured in between or slower: bench/RESULTS.md, "matmul forward tile"). engine/ops/matmul.h counts the
+// tiles with the same numbers.
 const uint TM = 16, TN = 16;
 void main() {
     uint tiles_n = (p.N + TN - 1) / TN;
