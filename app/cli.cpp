@@ -41,19 +41,49 @@ static bool parse_fault(const std::string& text, FaultInjection& f) {
     return true;
 }
 
-bool inject_fault(Trainer& tr, FaultInjection& f) {
-    if (f.kind == FaultInjection::Kind::None || tr.step_count() + 1 != f.step) return false;
-    FaultInjection::Kind kind = f.kind;
-    f.kind = FaultInjection::Kind::None;  // once: a reverted or resumed run passes this step again
-    std::string what = "vkQueueSubmit (--inject-fault " + f.text + ")";
-    if (kind == FaultInjection::Kind::OutOfMemory) vk_fail(VK_ERROR_OUT_OF_DEVICE_MEMORY, what.c_str(), __FILE__, __LINE__);
-    if (kind == FaultInjection::Kind::DeviceLost) vk_fail(VK_ERROR_DEVICE_LOST, what.c_str(), __FILE__, __LINE__);
-    // nan: a whole tensor, so every batch meets it (one entry of the embedding table could be missed by a batch)
-    TrainerState st = tr.export_state();
-    const ParamInfo& first = tr.model().params_info().front();
-    std::fill_n(st.params.begin() + first.offset, first.count, std::numeric_limits<float>::quiet_NaN());
-    tr.import_state(st);
-    return true;
+// The model-shape flags: given with --resume, they must match the checkpoint.
+static bool asks_model(const RunOptions& o) {
+    for (const char* f : {"--preset", "--block-size", "--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn",
+                          "--residual", "--layernorm", "--no-pos"})
+        if (o.given.count(f)) return true;
+    return false;
+}
+
+Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab) {
+    const Config& a = o.cfg;
+    // the model the user asked for: a --preset names one whole; single flags change the checkpoint's
+    Config asked = o.given.count("--preset") ? a : ck.config;
+    if (!o.given.count("--preset")) {
+        if (o.given.count("--block-size")) asked.block_size = a.block_size;
+        if (o.given.count("--n-embd")) asked.n_embd = a.n_embd;
+        if (o.given.count("--head-size")) asked.head_size = a.head_size;
+        if (o.given.count("--n-head")) asked.n_head = a.n_head;
+        if (o.given.count("--n-layer")) asked.n_layer = a.n_layer;
+        if (o.given.count("--ffn")) asked.ffn = a.ffn;
+        if (o.given.count("--residual")) asked.residual = a.residual;
+        if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
+        if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
+    }
+    check_resumable(ck, corpus_vocab, asks_model(o) ? &asked : nullptr, &o.given);
+    if (o.given.count("--seed"))  // the checkpoint carries its own random state: a seed would change nothing
+        std::fprintf(stderr, "attnlab: note: --seed is ignored with --resume (the run continues from its saved "
+                             "random state)\n");
+    // the checkpoint's config, with the live settings the user typed on top
+    Config c = ck.config;
+    if (o.given.count("--batch-size")) c.batch_size = a.batch_size;
+    if (o.given.count("--lr")) c.lr = a.lr;
+    if (o.given.count("--weight-decay")) c.weight_decay = a.weight_decay;
+    if (o.given.count("--max-iters")) c.max_iters = a.max_iters;
+    if (o.given.count("--eval-interval")) c.eval_interval = a.eval_interval;
+    if (o.given.count("--eval-iters")) c.eval_iters = a.eval_iters;
+    if (o.given.count("--temperature")) c.temperature = a.temperature;
+    if (o.given.count("--top-k")) c.top_k = a.top_k;
+    if (o.given.count("--sample-chars")) c.sample_chars = a.sample_chars;
+    if (o.given.count("--dropout")) c.dropout = a.dropout;
+    if (o.given.count("--encoder")) c.causal = a.causal;
+    auto errs = validate(c);
+    if (!errs.empty()) throw Error(errs.front().message);
+    return c;
 }
 
 // Why PATH cannot take an output file, or "" when it can. `renamed`: written beside the path and renamed over it

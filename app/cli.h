@@ -4,23 +4,11 @@
 #include <string>
 
 #include "model/config.h"
+#include "train/session.h"  // FaultInjection
 
 namespace attn {
 
 class Trainer;
-
-// --inject-fault KIND@STEP, for tests: what goes wrong just before the STEP-th training step (once).
-struct FaultInjection {
-    enum class Kind { None, Nan, OutOfMemory, DeviceLost };
-    Kind kind = Kind::None;
-    int step = 0;
-    std::string text;  // as typed, for messages
-};
-// Makes the fault happen when `tr` is about to take step f.step; returns true when it fired (then never again).
-// nan: every weight of the first parameter tensor becomes NaN (through export_state/import_state), so the step's
-// own GPU NaN/Inf check sees it; oom / device-lost: throws the DeviceError that VK_CHECK throws for
-// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_DEVICE_LOST.
-bool inject_fault(Trainer& tr, FaultInjection& f);
 
 struct RunOptions {
     Config cfg;
@@ -46,6 +34,10 @@ struct RunOptions {
     std::string checkpoint_path = "attnlab_run.safetensors";  // the Checkpoint field: Ctrl+S / Ctrl+O
     FaultInjection fault;         // --inject-fault (tests)
 };
+
+// With --resume: the checkpoint's config with the live settings the user typed on top. Refuses (attn::Error, one
+// line) a checkpoint whose vocabulary differs from the corpus's or whose model differs from the one the flags ask for.
+Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vector<uint32_t>& corpus_vocab);
 
 // Returns -1 to go on, or an exit code (0 after --help, 2 after an error already printed).
 int parse_cli(int argc, char** argv, RunOptions& out);

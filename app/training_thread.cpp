@@ -194,7 +194,7 @@ void TrainingThread::keep_finished_run() {
 }
 
 void TrainingThread::update_profile() {
-    auto times = m_trainer->last_kernel_times();
+    auto times = m_run->trainer().last_kernel_times();
     if (times.empty()) return;
     const size_t keep = 32;
     if (m_kernel_hist.size() < keep) m_kernel_hist.push_back(std::move(times));
@@ -220,8 +220,8 @@ bool TrainingThread::has_work() const {
     const Pending& p = m_pending;
     if (p.quit || p.reset || p.restart || p.live || p.sample || p.reslice || p.profiling_changed) return true;
     if (p.causal >= 0 || p.revert || !p.save_path.empty() || !p.load_path.empty()) return true;
-    if (!m_trainer || m_snap.fatal) return false;
-    bool finished = m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
+    if (!m_run || m_snap.fatal) return false;
+    bool finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
     return !finished && (p.step_once > 0 || p.running);
 }
 
@@ -231,12 +231,14 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         m_snap.busy = "building the model (compiling shaders)";
         publish();
     }
-    m_trainer.reset();
+    drop_run();
     auto t_build = Clock::now();
-    m_trainer = std::make_unique<Trainer>(m_ctx, *m_data, cfg, m_replicas);
-    m_trainer->set_stop_check([this] { return m_quitting.load(); });
+    m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas);
+    m_run->set_fault(m_fault);  // --inject-fault: once, until it fires (a rebuilt model keeps what is left of it)
+    m_run->set_events(this);
+    m_run->trainer().set_stop_check([this] { return m_quitting.load(); });
     // for a terminal (and the tests): which model trains now, and how long building it took
-    std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_trainer->num_params(),
+    std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_run->trainer().num_params(),
                 std::chrono::duration<double>(Clock::now() - t_build).count(),
                 eval_start ? "; estimating the loss" : "");
     std::string heavy = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());  // printed here, shown in the snapshot
@@ -248,24 +250,17 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         profiling = m_pending.profiling;
         m_pending.profiling_changed = false;
     }
-    m_trainer->set_profiling(profiling);
+    m_run->trainer().set_profiling(profiling);
     m_kernel_hist.clear();
     m_kernel_next = 0;
     m_built_at = Clock::now();
     m_idle = {};
     m_cfg = cfg;
     m_att_full.clear();
-    m_trainer->set_display_batch(std::clamp(m_att_element, 0, cfg.batch_size - 1));
-    m_shown_b = m_trainer->display_batch();
+    m_run->trainer().set_display_batch(std::clamp(m_att_element, 0, cfg.batch_size - 1));
+    m_shown_b = m_run->trainer().display_batch();
     m_train_s_since_sample = 0;
-    m_train_s_since_eval = 0;
-    m_tokens_since_eval = 0;
-    m_last_tps = 0;
     m_weights_changed = true;
-    m_history = RunHistory{};
-    m_has_good = false;
-    m_good_state = TrainerState{};
-    m_diverged = false;
     m_autosaved_step = -1;  // the autosave holds the previous model's step, if any: not this one's
     m_last_autosave = {};
     {
@@ -286,8 +281,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         m_sample_step = -1;
         s.heavy_note = heavy;
         s.gpu_bytes = Model::bytes_needed(cfg, m_data->vocab_size()) + m_data->tokens().size() * sizeof(uint32_t) +
-                      m_trainer->replica_bytes();
-        s.replicas = m_trainer->replicas();
+                      m_run->trainer().replica_bytes();
+        s.replicas = m_run->trainer().replicas();
         s.step_losses.clear();
         s.evals.clear();
         s.samples.clear();
@@ -303,12 +298,12 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.vocab = m_data->vocab_size();
         if (!s.vocab_chars || *s.vocab_chars != m_data->vocab())
             s.vocab_chars = std::make_shared<const std::vector<uint32_t>>(m_data->vocab());
-        s.params = m_trainer->num_params();
+        s.params = m_run->trainer().num_params();
         s.done = false;
         s.model_id = ++m_model_id;
         s.diverged = false;
         s.good_step = -1;
-        s.keeps_good_state = m_trainer->num_params() < k_good_state_params;
+        s.keeps_good_state = m_run->can_keep_good_state();
         publish();
     }
     if (preview) show_attention_now();
@@ -321,40 +316,64 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
 // The map before any step (after a build, a load, a revert): the weights' attention on the next step's batch,
 // from a forward pass that changes nothing the step depends on (Trainer::preview_attention).
 void TrainingThread::show_attention_now() {
-    if (!m_trainer || m_cfg.kind == ModelKind::Bigram) return;
-    if (!m_trainer->preview_attention()) return;  // quitting
-    m_att_full = m_trainer->read_attention();
-    m_shown_b = m_trainer->display_batch();
+    if (!m_run || m_cfg.kind == ModelKind::Bigram) return;
+    if (!m_run->trainer().preview_attention()) return;  // quitting
+    m_att_full = m_run->trainer().read_attention();
+    m_shown_b = m_run->trainer().display_batch();
     slice_attention();
 }
 
-// Keeps the trainer's state in memory for Revert, when the model is small enough and the weights are finite.
-void TrainingThread::keep_good_state() {
-    if (!m_trainer || m_trainer->num_params() >= k_good_state_params) return;
-    TrainerState st = m_trainer->export_state();
-    for (float v : st.params)
-        if (!std::isfinite(v)) return;
-    m_good_state = std::move(st);
-    m_good_history = m_history;
-    m_has_good = true;
+// SessionEvents, from the run's calls on this thread
+void TrainingThread::evaluated(const SessionEval& e) {
     std::lock_guard lk(m_mutex);
-    m_snap.good_step = m_good_state.step;
+    m_snap.evals.push_back({e.eval.step, e.eval.train, e.eval.val, e.eval.tps});
+}
+
+void TrainingThread::diverged(int step, double lr) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", lr);
+    std::lock_guard lk(m_mutex);
+    Snapshot& s = m_snap;
+    s.message = "The loss became NaN/Inf at step " + std::to_string(step) + ": learning rate " + text +
+                " is probably too high. Training is paused.";
+    s.diverged = true;
+    s.diverged_step = step;
+    s.diverged_lr = float(lr);
+    m_pending.running = false;
+    m_pending.step_once = 0;
+    s.running = false;
+}
+
+void TrainingThread::drop_run() {
+    if (m_run) m_fault = m_run->fault();
+    m_run.reset();
+}
+
+// Keeps the run's state in memory for Revert, when the model is small enough and the weights are finite.
+void TrainingThread::keep_good_state() {
+    if (!m_run || !m_run->keep_good_state()) return;
+    std::lock_guard lk(m_mutex);
+    m_snap.good_step = m_run->good_step();
     publish();
 }
 
+// The snapshot's step, step losses and evaluations from the run's history (after a revert or a load).
+void TrainingThread::show_history_locked() {
+    Snapshot& s = m_snap;
+    s.step = m_run->step_count();
+    s.step_losses = m_run->history().step_losses;
+    s.evals.clear();
+    for (auto& e : m_run->history().evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
+}
+
 void TrainingThread::do_revert() {
-    if (!m_trainer || !m_has_good) throw Error("no good state is kept to revert to");
-    m_trainer->import_state(m_good_state);
-    m_history = m_good_history;
-    m_diverged = false;
+    if (!m_run) throw Error("no good state is kept to revert to");
+    m_run->revert_to_good();
     m_weights_changed = true;
     show_attention_now();
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
-    s.step = m_trainer->step_count();
-    s.step_losses = m_history.step_losses;
-    s.evals.clear();
-    for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
+    show_history_locked();
     s.diverged = false;
     s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
     s.message_until_start = true;
@@ -364,12 +383,11 @@ void TrainingThread::do_revert() {
 }
 
 void TrainingThread::save_to(const std::string& path) {
-    if (!m_trainer) throw Error("no model to save");
-    save_checkpoint(path, {m_trainer->config(), m_data->vocab(), m_data->name(), m_trainer->export_state(), m_history},
-                    m_trainer->model().params_info());
+    if (!m_run) throw Error("no model to save");
+    m_run->save(path);
 }
 
-// A checkpoint for the current corpus: a new Trainer with its config, its state and its loss history.
+// A checkpoint for the current corpus: a new run with its config, its state and its loss history.
 void TrainingThread::load_from(const std::string& path) {
     Checkpoint ck = load_checkpoint(path);
     check_resumable(ck, m_data->vocab(), nullptr);
@@ -379,17 +397,13 @@ void TrainingThread::load_from(const std::string& path) {
         throw Error("'" + path + "': " + e.what());
     }
     build(ck.config, false, false);  // the preview comes with the loaded weights
-    m_trainer->import_state(ck.state);
-    m_history = ck.history;
+    m_run->resume(ck);
     m_weights_changed = true;
     show_attention_now();  // the loaded weights' (build showed the random ones)
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
-        s.step = m_trainer->step_count();
-        s.step_losses = m_history.step_losses;
-        s.evals.clear();
-        for (auto& e : m_history.evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
+        show_history_locked();
         s.busy.clear();
         if (s.step >= m_cfg.max_iters) {  // a finished run stays paused at its end, as when it got there
             m_pending.running = false;
@@ -418,9 +432,9 @@ void TrainingThread::do_eval() {
         m_snap.busy = "estimating the loss: batch " + std::to_string(done + 1) + " of " + std::to_string(total);
         publish();
     };
-    EvalResult e;
+    SessionEval e;
     try {
-        e = m_trainer->estimate_loss(progress);
+        e = m_run->evaluate(progress);  // the history and the run's tokens/s too
     } catch (const Interrupted&) {  // quitting: the trainer is as before the evaluation
         std::lock_guard lk(m_mutex);
         m_snap.busy.clear();
@@ -428,14 +442,9 @@ void TrainingThread::do_eval() {
         return;
     }
     double s_eval = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (m_tokens_since_eval > 0 && m_train_s_since_eval > 0) m_last_tps = m_tokens_since_eval / m_train_s_since_eval;
-    m_tokens_since_eval = 0;
-    m_train_s_since_eval = 0;
     std::lock_guard lk(m_mutex);
     m_snap.eval_s += s_eval;
     m_snap.wall_s = active_s(Clock::now());
-    m_snap.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
-    m_history.evals.push_back({m_trainer->step_count(), e.train, e.val, m_last_tps});
     m_snap.busy.clear();
     publish();
 }
@@ -447,25 +456,25 @@ void TrainingThread::do_sample() {
         prompt = m_pending.prompt;
     }
     auto t0 = Clock::now();
-    int step = m_trainer->step_count();
+    int step = m_run->trainer().step_count();
     // the first sample at a step as headless draws it (seed + step); another at the same step (Sample now while
     // paused) a fresh one, not the same text again
     m_sample_repeat = step == m_sample_step ? m_sample_repeat + 1 : 0;
     m_sample_step = step;
     uint64_t seed = m_cfg.seed + uint64_t(step) + m_sample_repeat * 0x9E3779B97F4A7C15ull;
-    std::string text;
+    SessionSample sample;
     try {
-        text = m_trainer->generate(prompt, m_cfg.sample_chars, m_cfg.temperature, m_cfg.top_k, seed);
+        sample = m_run->sample(prompt, m_cfg.sample_chars, seed);
     } catch (const Interrupted&) {  // quitting
         return;
     }
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     m_train_s_since_sample = 0;
     m_weights_changed = false;
-    std::string left_out = m_data->unknown_chars(prompt);
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
-    s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(text), std::move(left_out)});
+    s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(sample.text),
+                         std::move(sample.left_out)});
     if (s.samples.size() > 200) s.samples.erase(s.samples.begin());
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;
@@ -501,7 +510,7 @@ void TrainingThread::slice_attention() {
         }
     }
     int b = m_shown_b;
-    std::vector<uint32_t> toks = m_trainer->last_batch_tokens(b);
+    std::vector<uint32_t> toks = m_run->trainer().last_batch_tokens(b);
     std::vector<std::string> chars;
     for (uint32_t t : toks) chars.push_back(m_data->decode(t));
     std::lock_guard lk(m_mutex);
@@ -520,23 +529,21 @@ void TrainingThread::slice_attention() {
 }
 
 void TrainingThread::do_step(bool force_attention) {
-    int b = m_trainer->display_batch();
-    inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
+    int b = m_run->trainer().display_batch();
     auto t0 = Clock::now();
     // kernel profiling: about two steps a second run with timestamps (every step would cost lavapipe ~40%), none of
     // the first steps of new programs (StepResult::warmup: a table of a few steps would be theirs)
-    if (m_snap.profiling && !m_trainer->warming_up() && t0 - m_last_profiled >= std::chrono::milliseconds(500)) {
-        m_trainer->profile_next_step();
+    if (m_snap.profiling && !m_run->trainer().warming_up() && t0 - m_last_profiled >= std::chrono::milliseconds(500)) {
+        m_run->trainer().profile_next_step();
         m_last_profiled = t0;
     }
-    StepResult r = m_trainer->step();
+    SessionStep ss = m_run->step();  // the injected fault, the step, its loss in the history, the NaN/Inf guard
+    const StepResult& r = ss.result;
     auto t1 = Clock::now();
-    double s_step = std::chrono::duration<double>(t1 - t0).count();
+    double s_step = ss.seconds;
     m_train_s_since_sample += s_step;
-    m_train_s_since_eval += s_step;
-    m_tokens_since_eval += long(m_cfg.batch_size) * m_cfg.block_size;
     m_weights_changed = true;
-    int step = m_trainer->step_count();
+    int step = m_run->trainer().step_count();
     if (r.profiled && !r.warmup) update_profile();  // a cold warm-up step (one that re-recorded) would skew the table
     // Every step while steps are slower than the screen; otherwise once per frame is all anyone can see.
     bool read = force_attention || t1 - m_last_att_read >= m_att_period ||
@@ -544,7 +551,7 @@ void TrainingThread::do_step(bool force_attention) {
     if (read) {
         m_last_att_read = t1;
         m_shown_b = b;
-        if (m_cfg.kind != ModelKind::Bigram) m_att_full = m_trainer->read_attention();
+        if (m_cfg.kind != ModelKind::Bigram) m_att_full = m_run->trainer().read_attention();
         slice_attention();
     }
     {
@@ -561,7 +568,7 @@ void TrainingThread::do_step(bool force_attention) {
         // every 200 ms, from steps that need not be typical (one drawn beside a frame runs long), and GPU time
         // averaged apart from the wall time read above it (layernorm on 2 devices: "2.03 ms wall | GPU 2.32").
         // The first readings averaged (a lecture preset's run of a few seconds has a few dozen), the first steps
-        // of new programs left out (a cold first run read 6.6 ms against 0.3).
+        // of new programs left out (a cold first run reads many times a warm one's).
         if (r.gpu_timed && !r.warmup && ms > 0) {
             m_gpu_readings++;
             m_gpu_share += (std::min(1.0, r.gpu_ms / ms) - m_gpu_share) / std::min(m_gpu_readings, 10);
@@ -571,25 +578,11 @@ void TrainingThread::do_step(bool force_attention) {
         s.wall_s = active_s(t1);
         s.device_bytes = m_ctx.allocated_bytes();
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
-        if (!r.finite) {
-            char lr[32];
-            std::snprintf(lr, sizeof lr, "%g", m_cfg.lr);
-            s.message = "The loss became NaN/Inf at step " + std::to_string(step) + ": learning rate " + lr +
-                        " is probably too high. Training is paused.";
-            s.diverged = true;
-            s.diverged_step = step;
-            s.diverged_lr = m_cfg.lr;
-            m_pending.running = false;
-            m_pending.step_once = 0;
-            s.running = false;
-        }
-        publish();
+        publish();  // a NaN/Inf loss: diverged() set the message and paused
     }
-    m_history.step_losses.push_back(r.loss);
-    if (!r.finite) m_diverged = true;
     // the headless schedule: every eval_interval and at max_iters (step 0 is evaluated by build)
-    if (step % m_cfg.eval_interval == 0 || step == m_cfg.max_iters) do_eval();
-    if (!m_diverged && step % 100 == 0) keep_good_state();  // after the evaluation: Revert brings it back too
+    if (m_run->evaluation_due()) do_eval();
+    if (!m_run->diverged() && step % 100 == 0) keep_good_state();  // after the evaluation: Revert brings it back too
     if (step == m_cfg.max_iters) {
         std::lock_guard lk(m_mutex);
         if (m_pending.running && m_exit_after == 0) {
@@ -604,8 +597,8 @@ void TrainingThread::do_step(bool force_attention) {
 
 // Saves to the autosave file when it is on, the run moved on since the last one and is not diverged; `now`: at quit.
 void TrainingThread::autosave(const Pending& p, bool now) {
-    if (p.autosave_min <= 0 || p.autosave_path.empty() || !m_trainer || m_snap.fatal || m_diverged) return;
-    if (m_trainer->step_count() == 0 || m_trainer->step_count() == m_autosaved_step) return;
+    if (p.autosave_min <= 0 || p.autosave_path.empty() || !m_run || m_snap.fatal || m_run->diverged()) return;
+    if (m_run->trainer().step_count() == 0 || m_run->trainer().step_count() == m_autosaved_step) return;
     auto t = Clock::now();
     if (m_last_autosave == Clock::time_point{}) m_last_autosave = t;
     if (!now && t - m_last_autosave < std::chrono::duration<double, std::ratio<60>>(p.autosave_min)) return;
@@ -614,7 +607,7 @@ void TrainingThread::autosave(const Pending& p, bool now) {
     bool err = false;
     try {
         save_to(p.autosave_path);
-        m_autosaved_step = m_trainer->step_count();
+        m_autosaved_step = m_run->trainer().step_count();
         msg = "autosaved step " + std::to_string(m_autosaved_step) + " to " + p.autosave_path;
     } catch (const DeviceError& e) {  // the GPU is gone (the window's drawing may have met it first): the last good
         msg = std::string("autosave failed: ") + e.what() + rescue(p.autosave_path);  // state kept in memory, if any
@@ -636,18 +629,19 @@ std::string TrainingThread::rescue(const std::string& path) {
     std::string note, ckpt;
     bool err = false;
     if (path.empty()) return "";
-    if (m_autosaved_step >= 0 && (!m_has_good || m_autosaved_step >= m_good_state.step)) {
+    bool good = m_run && m_run->has_good_state();
+    int good_step = good ? m_run->good_step() : -1;
+    if (m_autosaved_step >= 0 && (!good || m_autosaved_step >= good_step)) {
         note = "; the autosave of step " + std::to_string(m_autosaved_step) + " in " + path +
                " is safe: restart attnlab to resume it";
-    } else if (!m_has_good || !m_trainer) {
+    } else if (!good) {
         note = "; no good state of this model is kept in memory, so nothing could be saved";
     } else {
         try {
-            save_checkpoint(path, {m_trainer->config(), m_data->vocab(), m_data->name(), m_good_state, m_good_history},
-                            m_trainer->model().params_info());
-            m_autosaved_step = m_good_state.step;
-            ckpt = "saved the last good state (step " + std::to_string(m_good_state.step) + ") to " + path;
-            note = "; the last good state (step " + std::to_string(m_good_state.step) + ") was saved to " + path +
+            m_run->save_good_state(path);
+            m_autosaved_step = good_step;
+            ckpt = "saved the last good state (step " + std::to_string(good_step) + ") to " + path;
+            note = "; the last good state (step " + std::to_string(good_step) + ") was saved to " + path +
                    ": restart attnlab to resume it";
         } catch (const std::exception& e) {
             ckpt = note = std::string("saving the last good state failed: ") + e.what();
@@ -670,10 +664,10 @@ void TrainingThread::run() {
         m_snap.message = e.what();
         m_snap.busy.clear();
         m_snap.fatal = m_snap.fatal || fatal;
-        if (fatal || !m_trainer) {
+        if (fatal || !m_run) {
             m_pending.running = false;
             m_snap.running = false;
-            m_snap.has_model = m_trainer != nullptr;
+            m_snap.has_model = m_run != nullptr;
         }
         publish();
     };
@@ -717,7 +711,7 @@ void TrainingThread::run() {
                 if (!errs.empty()) throw Error(errs.front().message);
                 auto data = std::make_unique<Dataset>(Dataset::from_file(p.restart_path));
                 Trainer::check(m_ctx, *data, p.restart_cfg);  // the block size, the GPU's memory
-                m_trainer.reset();
+                drop_run();
                 m_data = std::move(data);
                 m_corpus_path = p.restart_path;
                 {
@@ -751,15 +745,15 @@ void TrainingThread::run() {
             if (!p.save_path.empty())
                 checkpoint_op("save", false, [&] {
                     save_to(p.save_path);
-                    return "saved step " + std::to_string(m_trainer->step_count()) + " to " + p.save_path;
+                    return "saved step " + std::to_string(m_run->trainer().step_count()) + " to " + p.save_path;
                 });
             if (!p.load_path.empty() && !m_snap.fatal)
                 checkpoint_op("load", true, [&] {
                     load_from(p.load_path);
-                    if (m_trainer->step_count() >= m_cfg.max_iters) p.running = false;  // paused there: no step now
-                    return "loaded " + p.load_path + " at step " + std::to_string(m_trainer->step_count());
+                    if (m_run->trainer().step_count() >= m_cfg.max_iters) p.running = false;  // paused there: no step now
+                    return "loaded " + p.load_path + " at step " + std::to_string(m_run->trainer().step_count());
                 });
-            if (p.revert && m_trainer) {
+            if (p.revert && m_run) {
                 try {
                     do_revert();
                 } catch (const DeviceError&) {
@@ -775,14 +769,14 @@ void TrainingThread::run() {
             auto apply_live = [&](const Config& c) {
                 std::string refused;
                 try {
-                    m_trainer->set_live(c);
+                    m_run->trainer().set_live(c);
                 } catch (const DeviceError&) {
                     throw;
                 } catch (const std::exception& e) {
                     refused = std::string("not applied: ") + e.what();
                 }
-                bool mask_changed = m_cfg.causal != m_trainer->config().causal;
-                m_cfg = m_trainer->config();
+                bool mask_changed = m_cfg.causal != m_run->trainer().config().causal;
+                m_cfg = m_run->trainer().config();
                 {
                     std::lock_guard lk(m_mutex);
                     m_snap.cfg = m_cfg;
@@ -791,12 +785,12 @@ void TrainingThread::run() {
                 }
                 if (mask_changed && !p.running) show_attention_now();  // paused: the map under the new mask now
             };
-            if (p.causal >= 0 && m_trainer) {  // set_causal
-                Config c = m_trainer->config();
+            if (p.causal >= 0 && m_run) {  // set_causal
+                Config c = m_run->trainer().config();
                 c.causal = p.causal == 1;
                 apply_live(c);
             }
-            if (p.live && m_trainer) {
+            if (p.live && m_run) {
                 Config c = m_cfg;
                 c.lr = p.live_cfg.lr; c.weight_decay = p.live_cfg.weight_decay; c.batch_size = p.live_cfg.batch_size;
                 c.eval_interval = p.live_cfg.eval_interval; c.eval_iters = p.live_cfg.eval_iters;
@@ -806,7 +800,7 @@ void TrainingThread::run() {
                 int old_max = m_cfg.max_iters;
                 apply_live(c);
                 // max iters lowered to the step reached or below: paused now, as when a run gets there
-                if (m_cfg.max_iters != old_max && m_trainer->step_count() >= m_cfg.max_iters) {
+                if (m_cfg.max_iters != old_max && m_run->trainer().step_count() >= m_cfg.max_iters) {
                     p.running = false;
                     std::lock_guard lk(m_mutex);
                     if (m_pending.running) {
@@ -818,8 +812,8 @@ void TrainingThread::run() {
                     }
                 }
             }
-            if (p.profiling_changed && m_trainer) {
-                m_trainer->set_profiling(p.profiling);
+            if (p.profiling_changed && m_run) {
+                m_run->trainer().set_profiling(p.profiling);
                 m_kernel_hist.clear();
                 m_kernel_next = 0;
                 std::lock_guard lk(m_mutex);
@@ -828,24 +822,24 @@ void TrainingThread::run() {
                 m_snap.kernel_steps = 0;
                 publish();
             }
-            if (p.reslice && m_trainer) {
+            if (p.reslice && m_run) {
                 m_att_element = std::clamp(p.att_element, 0, m_cfg.batch_size - 1);
                 m_att_layer = p.att_layer;
                 m_att_head = p.att_head;
-                if (m_att_element != m_trainer->display_batch()) {
-                    m_trainer->set_display_batch(m_att_element);
+                if (m_att_element != m_run->trainer().display_batch()) {
+                    m_run->trainer().set_display_batch(m_att_element);
                     // paused: the element now, on the next step's batch; training: from the next step
                     if (!p.running) show_attention_now();
                 }
                 slice_attention();  // layer/head now
             }
-            bool finished = m_trainer && m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
-            if (m_trainer && !m_snap.fatal && !finished && (p.step_once > 0 || p.running)) {
+            bool finished = m_run && m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
+            if (m_run && !m_snap.fatal && !finished && (p.step_once > 0 || p.running)) {
                 do_step(!p.running);
                 window_steps++;
-                finished = m_exit_after > 0 && m_trainer->step_count() >= m_exit_after;
+                finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
                 if (finished) {
-                    if (m_snap.evals.empty() || m_snap.evals.back().step != m_trainer->step_count()) do_eval();
+                    if (m_snap.evals.empty() || m_snap.evals.back().step != m_run->trainer().step_count()) do_eval();
                     do_sample();
                     std::lock_guard lk(m_mutex);
                     m_snap.done = true;
@@ -865,7 +859,7 @@ void TrainingThread::run() {
             // lecture model's samples refresh about twice a second; sampling runs on one device, the other replicas
             // idle meanwhile: a tenth cost the window 7-10% of its training throughput, bench/RESULTS.md).
             bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= k_sample_ratio * m_snap.sample_ms;
-            if (m_trainer && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
+            if (m_run && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
         } catch (const DeviceError& e) {
             fail(Error(e.what() + rescue(p.autosave_path)), true);
         } catch (const std::exception& e) {
@@ -874,7 +868,7 @@ void TrainingThread::run() {
                 m_snap.restart_error = e.what();
                 m_snap.busy.clear();
                 publish();
-                if (m_trainer) continue;
+                if (m_run) continue;
             }
             fail(e, false);
         }

@@ -1,4 +1,5 @@
-// The training thread: owns the Trainer, takes commands from the UI and publishes Snapshots under a mutex.
+// The training thread: owns the run (a Session: the Trainer, its schedule, history and checkpoints), takes commands
+// from the UI and publishes Snapshots under a mutex.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -11,7 +12,7 @@
 
 #include "cli.h"
 #include "train/checkpoint.h"
-#include "train/trainer.h"
+#include "train/session.h"
 
 namespace attn {
 
@@ -103,7 +104,7 @@ struct Snapshot {
     bool fatal = false;             // the device failed: nothing more will happen
 };
 
-class TrainingThread {
+class TrainingThread : private SessionEvents {
 public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
     // fault: --inject-fault, made to happen at its step (tests). running false: the model is built and evaluated, then
@@ -179,6 +180,10 @@ private:
     void save_to(const std::string& path);  // throws attn::Error
     void load_from(const std::string& path);
     void keep_good_state();
+    void show_history_locked();  // Snapshot's step, losses and evaluations from the run's history; m_mutex held
+    void drop_run();
+    void evaluated(const SessionEval& e) override;   // the evaluation joins the snapshot's curves
+    void diverged(int step, double lr) override;     // says so and pauses             // ends the run (before a rebuild), keeping an injected fault that has not fired
     void autosave(const Pending& p, bool now);
     void do_revert();
     std::string rescue(const std::string& path);  // after a DeviceError: saves the last good state; says what it did
@@ -194,8 +199,8 @@ private:
     void update_profile();     // folds the last step's kernel times into the running means
 
     Context& m_ctx;
-    std::unique_ptr<Dataset> m_data;  // outlives m_trainer, which holds a reference
-    std::unique_ptr<Trainer> m_trainer;
+    std::unique_ptr<Dataset> m_data;  // outlives m_run, whose Trainer holds a reference
+    std::unique_ptr<Session> m_run;  // the run being trained (null until the first build)
     std::string m_corpus_path;
     int m_exit_after = 0;
     std::vector<float> m_att_full;  // (n_layer, NH, T, T) of element m_shown_b, read after a step
@@ -208,8 +213,6 @@ private:
     int m_sample_step = -1;           // the step of the last sample, and how many came before it at that step
     uint64_t m_sample_repeat = 0;
     double m_train_s_since_sample = 0;
-    double m_train_s_since_eval = 0, m_last_tps = 0;  // for EvalPoint::tps, counted like the headless loop
-    long m_tokens_since_eval = 0;
     bool m_weights_changed = true;
     Config m_cfg;  // copy for the thread (live values included)
     std::string m_prompt;
@@ -225,16 +228,9 @@ private:
     }
     uint64_t m_finished_total = 0;
     uint64_t m_model_id = 0;
-    RunHistory m_history;  // this run's evaluations and step losses, saved with checkpoints
-    // the last good state (every 100 steps, models under k_good_state_params), for Revert after divergence
-    static constexpr size_t k_good_state_params = 50'000'000;
-    bool m_has_good = false;
-    TrainerState m_good_state;
-    RunHistory m_good_history;
-    bool m_diverged = false;
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;
-    FaultInjection m_fault;  // --inject-fault, until it fires
+    FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)
     int m_replicas = 0;      // --replicas (0: auto)
 
     std::atomic<bool> m_quitting{false};  // stop(): evaluations and samples under way end early (Interrupted)

@@ -1,0 +1,148 @@
+// Session: one training run, the part both front-ends share. It owns the Trainer and everything a run is beyond a
+// step: the lecture's evaluation schedule, estimate_loss with the tokens/s since the evaluation before, the loss
+// history, checkpoint contents (save, resume), the NaN/Inf guard with the last good state to revert to, the metrics
+// CSV and injected faults (tests). The terminal (app/headless.cpp) and the window's training thread
+// (app/training_thread.cpp) drive it and hear from it through SessionEvents, so that a run with the same seed gives
+// the same numbers in both by construction.
+#pragma once
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+namespace attn {
+
+// --inject-fault KIND@STEP, for tests: what goes wrong just before the STEP-th training step (once).
+struct FaultInjection {
+    enum class Kind { None, Nan, OutOfMemory, DeviceLost };
+    Kind kind = Kind::None;
+    int step = 0;
+    std::string text;  // as typed, for messages
+};
+// Makes the fault happen when `tr` is about to take step f.step; returns true when it fired (then never again).
+// nan: every weight of the first parameter tensor becomes NaN (through export_state/import_state), so the step's
+// own GPU NaN/Inf check sees it; oom / device-lost: throws the DeviceError that VK_CHECK throws for
+// VK_ERROR_OUT_OF_DEVICE_MEMORY / VK_ERROR_DEVICE_LOST.
+bool inject_fault(Trainer& tr, FaultInjection& f);
+
+// One evaluation: the losses and the training speed since the evaluation before.
+struct SessionEval {
+    RunHistory::Eval eval;   // step, train and val loss, tokens/s
+    double ms_per_step = 0;  // mean wall time of the steps since the evaluation before (0: none)
+};
+
+// A sample of the current weights.
+struct SessionSample {
+    int step = 0;
+    std::string prompt, text;
+    std::string left_out;  // the prompt's characters the corpus has no token for (Dataset::unknown_chars): not fed in
+    double seconds = 0;    // how long it took
+};
+
+// What a run reports as it goes; a front-end overrides what it shows. Called on the thread driving the Session,
+// from the call that caused it (evaluate, sample, save, step).
+struct SessionEvents {
+    virtual ~SessionEvents() = default;
+    virtual void evaluated(const SessionEval&) {}
+    virtual void sampled(const SessionSample&) {}
+    virtual void checkpoint_written(const std::string& /*path*/, int /*step*/) {}
+    // The step's loss was NaN or Inf (the weights are spoilt): the run should stop or revert_to_good.
+    virtual void diverged(int /*step*/, double /*lr*/) {}
+    // The device failed (DeviceError, rethrown after this): nothing on it can be read back; the last checkpoint and
+    // the good state in host memory are what is left.
+    virtual void device_failed(const std::string& /*what*/) {}
+};
+
+// One training step as the run saw it.
+struct SessionStep {
+    StepResult result;
+    double seconds = 0;  // wall time of Trainer::step
+};
+
+class Session {
+public:
+    // Builds the Trainer (throws attn::Error with one line if the model cannot run; see Trainer).
+    Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0);
+
+    Trainer& trainer() { return *m_trainer; }
+    const Trainer& trainer() const { return *m_trainer; }
+    const Config& config() const { return m_trainer->config(); }
+    int step_count() const { return m_trainer->step_count(); }
+    const RunHistory& history() const { return m_history; }
+    void set_events(SessionEvents* events) { m_events = events; }
+    void set_fault(const FaultInjection& f) { m_fault = f; }
+    const FaultInjection& fault() const { return m_fault; }  // kind None once it fired
+
+    // Continues a checkpoint's run: its weights, moments, RNG states and history. The caller checks first that it
+    // fits (check_resumable: vocabulary and model shape).
+    void resume(const Checkpoint& ck);
+
+    // The lecture's schedule: an evaluation at every eval_interval-th step and at max_iters, once a step (a run
+    // resumed at a step it evaluated before saving does not repeat it, which would shift the eval batches).
+    bool evaluation_due() const;
+    bool evaluated_at_current_step() const {
+        return !m_history.evals.empty() && m_history.evals.back().step == step_count();
+    }
+    bool at_max_iters() const { return step_count() >= config().max_iters; }
+
+    // One training step (the injected fault first, when this is its step): its loss joins the history; a NaN/Inf
+    // loss marks the run diverged and tells the events. Throws DeviceError when the device fails.
+    SessionStep step();
+    bool diverged() const { return m_diverged; }
+
+    // estimate_loss now: the history and the metrics CSV get the row, the events hear of it. Throws Interrupted
+    // (the stop check) with nothing recorded. progress as Trainer::estimate_loss's.
+    SessionEval evaluate(const std::function<void(int done, int total)>& progress = {});
+    double last_tokens_per_s() const { return m_last_tps; }
+
+    // n characters after `prompt` at the current weights, seeded (Trainer::generate); the events hear of it. Throws
+    // Interrupted (the stop check) with the characters sampled so far.
+    SessionSample sample(const std::string& prompt, int n_chars, uint64_t seed);
+    // Mean wall time of the steps since the last evaluation (0: none yet).
+    double ms_per_step_since_eval() const {
+        return m_steps_since_eval > 0 ? 1e3 * m_train_s_since_eval / m_steps_since_eval : 0;
+    }
+
+    // The run as a checkpoint, and written to `path` (atomically; throws attn::Error). save remembers the step.
+    Checkpoint checkpoint();
+    void save(const std::string& path);
+    int saved_step() const { return m_saved_step; }  // -1: nothing saved yet
+    const std::string& saved_path() const { return m_saved_path; }
+
+    // --metrics: step,train_loss,val_loss,tokens_per_s, a row per evaluation from now on, after the history's rows
+    // (a resumed run's file holds the whole run). Throws attn::Error when the file cannot be written.
+    void write_metrics_to(const std::string& path);
+
+    // The last good state, kept in host memory for Revert after divergence and for a rescue after a device
+    // failure: models under k_good_state_params parameters, whose weights are finite.
+    static constexpr size_t k_good_state_params = 50'000'000;
+    bool can_keep_good_state() const { return m_trainer->num_params() < k_good_state_params; }
+    bool keep_good_state();  // true when kept
+    bool has_good_state() const { return m_has_good; }
+    int good_step() const { return m_has_good ? m_good.state.step : -1; }
+    void revert_to_good();                    // throws attn::Error when none is kept
+    void save_good_state(const std::string& path);  // a checkpoint of it (the device need not answer)
+
+private:
+    Context& m_ctx;
+    const Dataset& m_data;
+    std::unique_ptr<Trainer> m_trainer;
+    RunHistory m_history;
+    SessionEvents* m_events = nullptr;
+    FaultInjection m_fault;
+    bool m_diverged = false;
+    // training speed since the last evaluation (its tokens/s); m_last_tps stays when no step ran between two
+    double m_train_s_since_eval = 0, m_last_tps = 0;
+    long m_tokens_since_eval = 0;
+    int m_steps_since_eval = 0;
+    int m_saved_step = -1;
+    std::string m_saved_path;
+    std::ofstream m_metrics;
+    bool m_has_good = false;
+    Checkpoint m_good;  // config, vocabulary and corpus of this run, state and history of the good step
+};
+
+}  // namespace attn
