@@ -6,105 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <sched.h>
-#include <atomic>
-#include <exception>
 #include <functional>
-#include <thread>
 
 #include "ops/adamw.h"
 #include "ops/attention.h"
+#include "train/replica_shard.h"
 
 namespace attn {
-
-// On a CPU device (lavapipe), a step of more multiply-adds than this is cut into submits of about
-// k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
-// preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
-// takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
-// per step, the fastest. Whatever the device, two steps in a row longer than m_long_step_s (a slow GPU, a
-// big model) re-record the step as submits of about m_submit_s each (Trainer::step).
-static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
-
-// A replica's host thread: runs one job at a time (a program's submit and wait) while the caller runs its own. A
-// CPU driver's step of a small model takes about a millisecond, and waking a sleeping thread on a virtual machine can
-// take a good part of that: both sides spin for up to half a millisecond before they sleep (a futex wait).
-class ShardWorker {
-public:
-    ShardWorker() : m_thread([this] { loop(); }) {}
-    ~ShardWorker() {
-        m_quit = true;
-        m_go.fetch_add(1);
-        m_go.notify_one();
-        m_thread.join();
-    }
-    ShardWorker(const ShardWorker&) = delete;
-    ShardWorker& operator=(const ShardWorker&) = delete;
-    void post(std::function<void()> job) {
-        m_job = std::move(job);
-        m_error = nullptr;
-        m_go.fetch_add(1, std::memory_order_release);
-        m_go.notify_one();
-    }
-    // Waits for the posted job; rethrows what it threw.
-    void wait() {
-        int want = m_go.load(std::memory_order_relaxed);
-        spin_until([&] { return m_done.load(std::memory_order_acquire) == want; });
-        for (int d; (d = m_done.load(std::memory_order_acquire)) != want;) m_done.wait(d);
-        if (m_error) std::rethrow_exception(m_error);
-    }
-
-private:
-    static constexpr auto k_spin = std::chrono::microseconds(500);
-    template <typename F> static void spin_until(F ready) {
-        auto t0 = std::chrono::steady_clock::now();
-        while (!ready() && std::chrono::steady_clock::now() - t0 < k_spin) {
-        }
-    }
-    void loop() {
-        for (int seen = 0;;) {
-            spin_until([&] { return m_go.load(std::memory_order_acquire) != seen; });
-            for (int g; (g = m_go.load(std::memory_order_acquire)) == seen;) m_go.wait(g);
-            seen = m_go.load(std::memory_order_acquire);
-            if (m_quit) return;
-            try {
-                m_job();
-            } catch (...) {
-                m_error = std::current_exception();
-            }
-            m_done.store(seen, std::memory_order_release);
-            m_done.notify_one();
-        }
-    }
-    std::function<void()> m_job;
-    std::exception_ptr m_error;
-    std::atomic<int> m_go{0}, m_done{0};
-    std::atomic<bool> m_quit{false};
-    std::thread m_thread;  // last: starts after the members it reads
-};
-
-// One replica of data parallelism (Trainer::replicas_for): a device, its copy of the model, and its slice of
-// every training batch. The first shard runs on the trainer's context and model; the others own theirs.
-struct Trainer::Shard {
-    std::unique_ptr<Context> own_ctx;
-    std::unique_ptr<KernelCache> own_kc;
-    std::unique_ptr<Model> own_model;
-    Buffer own_tokens, own_hyper;
-    Context* ctx = nullptr;
-    KernelCache* kc = nullptr;
-    Model* model = nullptr;
-    const Buffer* tokens = nullptr;  // (N,) the corpus
-    const Buffer* hyper = nullptr;   // ops::AdamWHyper, host-visible
-    Buffer seed;                     // (uvec2,) host-visible: its slice's dropout key
-    int slice = 0, row0 = 0, rows = 0;  // batch rows [row0, row0 + rows), slice `slice` of replicas()
-    std::unique_ptr<Activations> act;   // (rows, ...)
-    Buffer offsets;                     // (rows,) host-visible
-    Buffer inbox;                       // (R, flat) host-visible: every slice's gradient, in slice order
-    // [profiled][kind]: the first shard's profiled twins exist while profiling is on. The update of a step runs at
-    // the start of the next one (one submit a step); Trainer::flush runs it alone when something reads the weights.
-    enum Kind { Step, UpdateStep, Update };  // forward + backward | AdamW (of the slices' mean), then Step | AdamW
-    std::unique_ptr<Program> prog[2][3];
-    std::unique_ptr<ShardWorker> worker;  // the other shards' host thread
-};
 
 void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) {
     auto errs = validate(cfg);
@@ -186,167 +94,6 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
 }
 
 Trainer::~Trainer() = default;
-
-// The first shard uses this trainer's device and model; each other one gets a device of its own (the same driver)
-// with a copy of the parameters and moments, the corpus and the hyperparameter buffer.
-void Trainer::add_peers() {
-    for (int r = 0; r < m_replicas; r++) {
-        auto sh = std::make_unique<Shard>();
-        if (r == 0) {
-            sh->ctx = &m_ctx;
-            sh->kc = &m_kc;
-            sh->model = m_model.get();
-            sh->tokens = &m_tokens;
-            sh->hyper = &m_hyper;
-        } else {
-            sh->own_ctx = std::make_unique<Context>(m_ctx.peer_options());
-            sh->ctx = sh->own_ctx.get();
-            sh->own_kc = std::make_unique<KernelCache>(*sh->ctx);
-            sh->kc = sh->own_kc.get();
-            sh->own_model = std::make_unique<Model>(*sh->ctx, *sh->kc, m_cfg, m_data.vocab_size(), true);
-            sh->model = sh->own_model.get();
-            sh->model->init(m_cfg.seed);
-            sh->model->write_params(m_model->read_params());
-            sh->own_tokens = Buffer(*sh->ctx, m_data.tokens().size() * 4);
-            sh->own_tokens.upload(m_data.tokens());
-            sh->tokens = &sh->own_tokens;
-            sh->own_hyper = Buffer(*sh->ctx, sizeof(ops::AdamWHyper), true);
-            sh->hyper = &sh->own_hyper;
-            sh->worker = std::make_unique<ShardWorker>();
-        }
-        sh->seed = Buffer(*sh->ctx, 8, true);
-        sh->seed.fill_zero();
-        m_shards.push_back(std::move(sh));
-    }
-}
-
-// Slices of the batch (rows B*k/R up to B*(k+1)/R) over the shards: the first shard (this trainer's device, whose
-// attention weights the window draws) takes the slice holding the displayed batch element, the others the rest in
-// order. Gradients are averaged in slice order whichever shard holds which, so the bits do not depend on it.
-void Trainer::build_shards(const std::function<void()>& also_here) {
-    flush();  // the inboxes are remade below (set_profiling comes here directly)
-    m_since_record = 0;
-    int B = m_cfg.batch_size, R = m_replicas, V = m_data.vocab_size();
-    int shown = 0;
-    for (int k = 0; k < R; k++)
-        if (m_display_b >= B * k / R && m_display_b < B * (k + 1) / R) shown = k;
-    std::vector<float> weights(R);
-    for (int k = 0; k < R; k++) weights[k] = float(B * (k + 1) / R - B * k / R) / float(B);
-    size_t flat = m_model->flat_size();
-    size_t NH = m_model->n_head(), L = m_model->n_layer(), T = m_cfg.block_size;
-    std::vector<int> order{shown};
-    for (int k = 0; k < R; k++)
-        if (k != shown) order.push_back(k);
-    auto record_shard = [&](int r) {
-        Shard& sh = *m_shards[r];
-        int k = order[r];
-        sh.slice = k;
-        sh.row0 = B * k / R;
-        sh.rows = B * (k + 1) / R - sh.row0;
-        sh.model->set_switches(m_cfg.causal, m_cfg.dropout);
-        // a batch made smaller than the replicas while training (set_live) leaves some shards no rows: they only
-        // apply the updates, so that their weights stay the others' (their gradients' slots stay zero, weight 0)
-        sh.act = sh.rows > 0 ? std::make_unique<Activations>(*sh.ctx, m_cfg, V, sh.rows, false) : nullptr;
-        sh.offsets = Buffer(*sh.ctx, sh.rows * 4, true);
-        sh.inbox = Buffer(*sh.ctx, size_t(R) * flat * 4, true);
-        sh.inbox.fill_zero();
-        auto record = [&](Program& s, Shard::Kind kind) {
-            s.begin();
-            if (kind != Shard::Step) {  // the previous step's update, by the batch's gradient from every slice's
-                sh.model->record_update(s, *sh.hyper, &sh.inbox, uint32_t(R), weights.data());
-                if (kind == Shard::Update || sh.rows == 0) return s.end();
-                s.barrier("the forward reads the updated weights");
-            }
-            if (sh.rows == 0) return s.end();
-            sh.model->record_forward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed, true, true);
-            s.barrier("backward reads the forward activations");
-            sh.model->record_backward(s, *sh.act, *sh.tokens, sh.offsets, sh.seed);
-            if (r == 0) {  // the displayed element's attention, as Trainer::record_step
-                size_t slice = NH * T * T * 4;
-                for (size_t l = 0; l < L; l++)
-                    s.copy(sh.act->blocks[l].att, (m_display_b - sh.row0) * slice, m_att_display, l * slice, slice);
-            }
-            s.end();
-        };
-        for (int prof = 0; prof < 2; prof++)
-            for (int kind = 0; kind < 3; kind++) {
-                auto& p = sh.prog[prof][kind];
-                p.reset();
-                if (prof && !(r == 0 && m_profiling)) continue;
-                p = std::make_unique<Program>(*sh.ctx, prof == 1, m_budget);
-                record(*p, Shard::Kind(kind));
-            }
-    };
-    // Each device compiles its own pipelines as its programs are recorded: about 25 ms a pipeline on lavapipe even
-    // from a warm shader cache, most of a small model's start-up. The other shards record on their own threads, at
-    // the same time as the first shard and also_here on this one.
-    for (int r = 1; r < R; r++) m_shards[r]->worker->post([&record_shard, r] { record_shard(r); });
-    std::exception_ptr error;
-    try {
-        record_shard(0);
-        if (also_here) also_here();
-    } catch (...) {
-        error = std::current_exception();
-    }
-    for (int r = 1; r < R; r++) {  // every worker done before anything is thrown
-        try {
-            m_shards[r]->worker->wait();
-        } catch (...) {
-            if (!error) error = std::current_exception();
-        }
-    }
-    if (error) std::rethrow_exception(error);
-}
-
-// Runs program `kind` of every shard at once (the first shard's profiled twin if asked): returns the first shard's
-// GPU time.
-double Trainer::run_shards(int kind, bool profiled) {
-    for (size_t r = 1; r < m_shards.size(); r++) {
-        Program* p = m_shards[r]->prog[0][kind].get();
-        m_shards[r]->worker->post([p] { p->run(); });
-    }
-    double ms = 0;
-    std::exception_ptr error;
-    try {
-        ms = m_shards[0]->prog[profiled][kind]->run();
-    } catch (...) {
-        error = std::current_exception();
-    }
-    for (size_t r = 1; r < m_shards.size(); r++) {  // every worker done before anything is thrown
-        try {
-            m_shards[r]->worker->wait();
-        } catch (...) {
-            if (!error) error = std::current_exception();
-        }
-    }
-    if (error) std::rethrow_exception(error);
-    return ms;
-}
-
-void Trainer::flush() {
-    if (!m_pending) return;
-    m_pending = false;
-    write_hyper(m_step);  // the pending update is step m_step - 1's
-    run_shards(Shard::Update, false);
-}
-
-int Trainer::cpu_cores() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-int Trainer::replicas_for(const Context& ctx, const Config& cfg, int vocab_size) {
-    if (!ctx.cpu_single_thread() || step_macs(cfg, vocab_size) >= k_segment_above) return 1;
-    return std::max(1, std::min({cpu_cores(), cfg.batch_size, int(ops::k_max_replicas)}));
-}
-
-uint64_t Trainer::replica_bytes() const {
-    uint64_t n = 0;
-    for (auto& sh : m_shards)
-        if (sh->own_ctx) n += sh->own_ctx->allocated_bytes();
-    return n;
-}
 
 size_t Trainer::step_submits() const {
     return m_shards.empty() ? m_step_prog->submit_count() : m_shards[0]->prog[0][Shard::Step]->submit_count();
@@ -560,13 +307,6 @@ void Trainer::write_hyper(int t) {
     }
 }
 
-// A fresh dropout key every step, a pure function of (seed, step): resumable and reproducible. With replicas, each
-// slice of the batch its own (slice 0's is the one-device key), so that no two slices share a mask.
-std::array<uint32_t, 2> Trainer::slice_key(int slice) const {
-    return {uint32_t(m_cfg.seed) ^ uint32_t(m_cfg.seed >> 32) ^ 0x9E3779B9u ^ (uint32_t(slice) * 0x85EBCA6Bu),
-            uint32_t(m_step)};
-}
-
 StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     if (m_rerecord) {  // before this step's inputs are written: build_programs makes new buffers
         m_rerecord = false;
@@ -613,40 +353,6 @@ void Trainer::note_step_time(double wall) {
         m_long_steps = 0;
         m_rerecord = true;
     }
-}
-
-// Trainer::step on replicas() devices at once: the previous step's update (AdamW of the slices' mean) then forward and
-// backward of each slice, and every slice's gradient copied to every device (lavapipe's memory is the host's: a
-// memcpy) for the next step's update, or flush's.
-StepResult Trainer::step_replicated(bool profiled, bool warmup) {
-    StepResult r;
-    r.profiled = profiled;
-    for (auto& sh : m_shards)
-        std::memcpy(sh->offsets.mapped(), m_last_offsets.data() + sh->row0, size_t(sh->rows) * 4);
-    int kind = m_pending ? Shard::UpdateStep : Shard::Step;
-    if (profiled) m_last_kind = kind;  // the one last_kernel_times reads
-    auto t0 = std::chrono::steady_clock::now();
-    r.gpu_ms = run_shards(kind, profiled);
-    r.gpu_timed = m_shards[0]->prog[profiled][kind]->last_run_timed();
-    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!warmup) note_step_time(wall);
-    size_t bytes = m_model->flat_size() * 4;
-    for (auto& from : m_shards) {
-        if (from->rows == 0) continue;  // an idle shard's slot stays zero
-        for (auto& to : m_shards)
-            std::memcpy(static_cast<char*>(to->inbox.mapped()) + from->slice * bytes, from->model->grads.mapped(), bytes);
-    }
-    m_pending = true;
-    double loss = 0;
-    for (auto& sh : m_shards) {
-        if (sh->rows == 0) continue;
-        const float* res = static_cast<const float*>(sh->act->result.mapped());
-        loss += double(res[0]) * sh->rows / m_cfg.batch_size;
-        r.finite = r.finite && res[1] == 0.0f && std::isfinite(res[0]);
-    }
-    r.loss = float(loss);
-    m_step++;
-    return r;
 }
 
 EvalResult Trainer::estimate_loss(const std::function<void(int done, int total)>& progress) {
