@@ -149,6 +149,9 @@ public:
     bool poll(Snapshot& out);
 
 private:
+    using Clock = std::chrono::steady_clock;
+    // Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/20 of the time).
+    static constexpr double k_sample_ratio = 19.0;
     struct Pending {
         bool running = true;
         int step_once = 0;

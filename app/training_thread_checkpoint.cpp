@@ -1,0 +1,147 @@
+// The training thread's checkpoints: save, load, autosave, the good state kept for Revert, the rescue after a
+// device failure. The run's contents are the Session's; what is here is when, where and what the window says.
+#include "training_thread.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+
+namespace attn {
+
+void TrainingThread::drop_run() {
+    if (m_run) m_fault = m_run->fault();
+    m_run.reset();
+}
+
+// Keeps the run's state in memory for Revert, when the model is small enough and the weights are finite.
+void TrainingThread::keep_good_state() {
+    if (!m_run || !m_run->keep_good_state()) return;
+    std::lock_guard lk(m_mutex);
+    m_snap.good_step = m_run->good_step();
+    publish();
+}
+
+// The snapshot's step, step losses and evaluations from the run's history (after a revert or a load).
+void TrainingThread::show_history_locked() {
+    Snapshot& s = m_snap;
+    s.step = m_run->step_count();
+    s.step_losses = m_run->history().step_losses;
+    s.evals.clear();
+    for (auto& e : m_run->history().evals) s.evals.push_back({e.step, e.train, e.val, e.tps});
+}
+
+void TrainingThread::do_revert() {
+    if (!m_run) throw Error("no good state is kept to revert to");
+    m_run->revert_to_good();
+    m_weights_changed = true;
+    show_attention_now();
+    std::lock_guard lk(m_mutex);
+    Snapshot& s = m_snap;
+    show_history_locked();
+    s.diverged = false;
+    s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
+    s.message_until_start = true;
+    m_pending.running = false;
+    s.running = false;
+    publish();
+}
+
+void TrainingThread::save_to(const std::string& path) {
+    if (!m_run) throw Error("no model to save");
+    m_run->save(path);
+}
+
+// A checkpoint for the current corpus: a new run with its config, its state and its loss history.
+void TrainingThread::load_from(const std::string& path) {
+    Checkpoint ck = load_checkpoint(path);
+    check_resumable(ck, m_data->vocab(), nullptr);
+    try {  // before the running model is dropped for it
+        Trainer::check(m_ctx, *m_data, ck.config);
+    } catch (const Error& e) {
+        throw Error("'" + path + "': " + e.what());
+    }
+    build(ck.config, false, false);  // the preview comes with the loaded weights
+    m_run->resume(ck);
+    m_weights_changed = true;
+    show_attention_now();  // the loaded weights' (build showed the random ones)
+    {
+        std::lock_guard lk(m_mutex);
+        Snapshot& s = m_snap;
+        show_history_locked();
+        s.busy.clear();
+        if (s.step >= m_cfg.max_iters) {  // a finished run stays paused at its end, as when it got there
+            m_pending.running = false;
+            s.running = false;
+            s.message = "the run is at max iters (" + std::to_string(m_cfg.max_iters) + "): paused; Start trains on past it";
+            s.message_until_start = true;
+        }
+        publish();
+    }
+    keep_good_state();
+}
+
+// Saves to the autosave file when it is on, the run moved on since the last one and is not diverged; `now`: at quit.
+void TrainingThread::autosave(const Pending& p, bool now) {
+    if (p.autosave_min <= 0 || p.autosave_path.empty() || !m_run || m_snap.fatal || m_run->diverged()) return;
+    if (m_run->trainer().step_count() == 0 || m_run->trainer().step_count() == m_autosaved_step) return;
+    auto t = Clock::now();
+    if (m_last_autosave == Clock::time_point{}) m_last_autosave = t;
+    if (!now && t - m_last_autosave < std::chrono::duration<double, std::ratio<60>>(p.autosave_min)) return;
+    m_last_autosave = t;
+    std::string msg;
+    bool err = false;
+    try {
+        save_to(p.autosave_path);
+        m_autosaved_step = m_run->trainer().step_count();
+        msg = "autosaved step " + std::to_string(m_autosaved_step) + " to " + p.autosave_path;
+    } catch (const DeviceError& e) {  // the GPU is gone (the window's drawing may have met it first): the last good
+        msg = std::string("autosave failed: ") + e.what() + rescue(p.autosave_path);  // state kept in memory, if any
+        err = true;
+    } catch (const std::exception& e) {
+        msg = std::string("autosave failed: ") + e.what();
+        err = true;
+    }
+    std::lock_guard lk(m_mutex);
+    m_snap.ckpt_message = msg;
+    m_snap.ckpt_error = err;
+    publish();
+}
+
+// After a device failure nothing on the device can be trusted or even read: the last good state, kept in host memory,
+// goes to the autosave file instead (unless an autosave of a later step is there already), for the next start to
+// offer. Returns what to add to the failure's message.
+std::string TrainingThread::rescue(const std::string& path) {
+    std::string note, ckpt;
+    bool err = false;
+    if (path.empty()) return "";
+    bool good = m_run && m_run->has_good_state();
+    int good_step = good ? m_run->good_step() : -1;
+    if (m_autosaved_step >= 0 && (!good || m_autosaved_step >= good_step)) {
+        note = "; the autosave of step " + std::to_string(m_autosaved_step) + " in " + path +
+               " is safe: restart attnlab to resume it";
+    } else if (!good) {
+        note = "; no good state of this model is kept in memory, so nothing could be saved";
+    } else {
+        try {
+            m_run->save_good_state(path);
+            m_autosaved_step = good_step;
+            ckpt = "saved the last good state (step " + std::to_string(good_step) + ") to " + path;
+            note = "; the last good state (step " + std::to_string(good_step) + ") was saved to " + path +
+                   ": restart attnlab to resume it";
+        } catch (const std::exception& e) {
+            ckpt = note = std::string("saving the last good state failed: ") + e.what();
+            note = "; " + note;
+            err = true;
+        }
+    }
+    if (!ckpt.empty()) {
+        std::lock_guard lk(m_mutex);
+        m_snap.ckpt_message = ckpt;
+        m_snap.ckpt_error = err;
+        publish();
+    }
+    return note;
+}
+
+}  // namespace attn
