@@ -14,14 +14,6 @@
 
 namespace attn {
 
-// On a CPU device (lavapipe), a step of more multiply-adds than this is cut into submits of about
-// k_submit_budget each, so that on its single queue the window's frames run between them (the full gpt
-// preset's step takes a minute on lavapipe). Smaller models, and every model on a GPU (the gpt preset's step
-// takes a fraction of a second there, and each submit's wait would cost more than it gives), keep one submit
-// per step, the fastest. Whatever the device, two steps in a row longer than m_long_step_s (a slow GPU, a
-// big model) re-record the step as submits of about m_submit_s each (Trainer::step).
-static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
-
 // A replica's host thread: runs one job at a time (a program's submit and wait) while the caller runs its own. A
 // CPU driver's step of a small model takes about a millisecond, and waking a sleeping thread on a virtual machine can
 // take a good part of that: both sides spin for up to half a millisecond before they sleep (a futex wait).

@@ -160,8 +160,8 @@ int Trainer::cpu_cores() {
 }
 
 int Trainer::replicas_for(const Context& ctx, const Config& cfg, int vocab_size) {
-    if (!ctx.cpu_single_thread() || step_macs(cfg, vocab_size) >= k_segment_above) return 1;
-    return std::max(1, std::min({cpu_cores(), cfg.batch_size, int(ops::k_max_replicas)}));
+    return ctx.policy().replicas_for(step_macs(cfg, vocab_size),
+                                     std::min({cpu_cores(), cfg.batch_size, int(ops::k_max_replicas)}));
 }
 
 uint64_t Trainer::replica_bytes() const {

@@ -121,12 +121,8 @@ double Trainer::step_macs(const Config& cfg, int vocab_size) {
     return 3.0 * double(make_layout(cfg, vocab_size).flat) * cfg.batch_size * cfg.block_size;
 }
 
-// Models whose steps are one submit on a CPU driver (below k_segment_above) run each dispatch on one thread, without
-// lavapipe's thread pool (its ~21 us to wake the pool for each dispatch outweighs a second core on dispatches this
-// small), and use the other cores through replicas (replicas_for; bench/RESULTS.md, "one thread and replicas"). Bigger
-// models keep the pool.
 int Trainer::cpu_threads_for(const Config& cfg, int vocab_size) {
-    return step_macs(cfg, vocab_size) < k_segment_above ? 1 : 0;
+    return KernelPolicy::cpu_threads_for(step_macs(cfg, vocab_size));
 }
 
 void Trainer::build_programs() {
@@ -134,8 +130,7 @@ void Trainer::build_programs() {
     m_since_record = 0;
     int B = m_cfg.batch_size, T = m_cfg.block_size;
     double step_macs = Trainer::step_macs(m_cfg, m_data.vocab_size());
-    bool cpu_device = m_ctx.policy().cpu_device;
-    double budget = cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
+    double budget = m_ctx.policy().submit_budget(step_macs);
     if (m_measured_budget > 0) budget = m_measured_budget;
     m_step_macs = step_macs;
     m_act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), B, false);

@@ -51,8 +51,8 @@ public:
     // once 65535 iterations have run in all, so a kernel whose loops scale with the vocabulary (cross-entropy), the
     // rows of a batch (sums over B*T: dw, dbias, the loss's mean, the embedding's gradient) or, for head sizes the
     // vec4 attention kernels do not take (ops::attention_vec4), a block's keys x head size would return wrong sums
-    // without an error. The largest shapes measured right there (test_ops.cpp, "[loops]"); check throws for larger
-    // ones, on CPU devices only.
+    // without an error. The largest shapes measured right there (tests/test_program.cpp, "[loops]"); check throws
+    // for larger ones, on CPU devices only.
     static constexpr uint64_t k_cpu_max_vocab = 16384, k_cpu_max_rows = 32768, k_cpu_max_block_x_head = 16384;
     static void check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_size);
 
@@ -63,7 +63,7 @@ public:
     static std::string heavy_note(const Context& ctx, const Config& cfg, int vocab_size);
     // How many threads a CPU Vulkan driver (lavapipe) should run each dispatch on for cfg's model (ContextOptions::
     // cpu_threads): 1, no thread pool, for the lecture's small models, whose steps are many tiny dispatches; 0, the
-    // driver's default (a thread per core), for bigger ones.
+    // driver's default (a thread per core), for bigger ones (KernelPolicy::cpu_threads_for decides).
     static int cpu_threads_for(const Config& cfg, int vocab_size);
     // Data parallelism on a CPU driver: lavapipe runs a device's work on one core (with LP_NUM_THREADS=0, what
     // cpu_threads_for picks for models up to ~2e9 multiply-adds a step), so a step of such a model uses the other
@@ -72,7 +72,8 @@ public:
     // device, where AdamW (ops/adamw.h) averages them in slice order before it applies them, so every replica gets
     // the same bits. The losses, gradients and updates are those of the whole batch (to float rounding: the sums over rows
     // are split); the same number of replicas gives the same bits. Dropout masks: each slice its own key.
-    // Returns one per core (at most 8 and the batch size) on such a context, else 1 (GPUs: one device is faster).
+    // Returns one per core (at most 8 and the batch size) on such a context, else 1 (GPUs: one device is faster;
+    // KernelPolicy::replicas_for decides).
     static int replicas_for(const Context& ctx, const Config& cfg, int vocab_size);
     // The cores this process may run on (its CPU affinity: a container's limit, `taskset`), at least 1.
     static int cpu_cores();
@@ -205,7 +206,7 @@ private:
     double m_budget = 0;                   // submit budget of the step programs (see build_programs)
     double m_step_macs = 0;                // multiply-adds of a training step (about)
     double m_measured_budget = 0;          // the budget chosen after steps measured too long (0: none)
-    static inline double s_default_long_step_s = 0.25, s_default_submit_s = 0.05;
+    static inline double s_default_long_step_s = KernelPolicy::k_long_step_s, s_default_submit_s = KernelPolicy::k_submit_s;
     double m_long_step_s = s_default_long_step_s, m_submit_s = s_default_submit_s;
     int m_long_steps = 0;                  // consecutive steps longer than m_long_step_s
     bool m_rerecord = false;               // re-record with m_measured_budget before the next step

@@ -221,12 +221,8 @@ Context::Context(const ContextOptions& opt) {
     vkGetPhysicalDeviceProperties(m_physical, &m_props);
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_mem);
     m_name = m_props.deviceName;
-    m_cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && cpu_driver_single_thread();
-    if (opt.policy) {
-        m_policy = *opt.policy;
-    } else {
-        m_policy = KernelPolicy::for_device(m_props);
-    }
+    m_policy = opt.policy ? *opt.policy : KernelPolicy::for_device(m_props);
+    m_policy.cpu_single_thread = m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && cpu_driver_single_thread();
     m_memory_bytes = usable_bytes(m_physical, m_props.deviceType);
     if (m_props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
         VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};

@@ -79,7 +79,7 @@ public:
     ContextOptions peer_options();
     // On a CPU driver: whether this context's dispatches run on the submitting thread alone (LP_NUM_THREADS=0 when
     // it was created), as Trainer's replicas need. False on GPUs.
-    bool cpu_single_thread() const { return m_cpu_single_thread; }
+    bool cpu_single_thread() const { return m_policy.cpu_single_thread; }
     // On a CPU driver: the invocations one pass of its vector code runs (its subgroup size: lavapipe's 8 lanes at 256
     // bits), by which Program::dispatch sizes the workgroups of a dispatch's last, partial one; 0 on GPUs.
     uint32_t cpu_simd_width() const { return m_cpu_simd; }
@@ -103,7 +103,6 @@ private:
     VkQueue m_queue = VK_NULL_HANDLE;
     uint32_t m_family = 0;
     int m_device_index = 0;  // in enumeration order (ContextOptions::device_index)
-    bool m_cpu_single_thread = false;
     uint32_t m_cpu_simd = 0;
     Context* m_report_to = nullptr;
     VkPhysicalDeviceProperties m_props{};

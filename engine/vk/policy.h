@@ -22,6 +22,9 @@ struct KernelPolicy {
     bool cpu_device = false;
     // The device allows gemm_smem.glsl's workgroups: 256 invocations, 16 KiB of shared memory (ops/smem.h).
     bool smem_fits = false;
+    // A CPU driver that runs each dispatch on the submitting thread alone (LP_NUM_THREADS=0 when the context was
+    // made): one core a device, so that more devices (replicas) use the other cores.
+    bool cpu_single_thread = false;
     uint32_t max_invocations = 0, max_shared_bytes = 0;  // those limits, for the error when smem is forced anyway
 
     // --- overrides (the defaults choose from the device and the shapes) ---
@@ -34,8 +37,36 @@ struct KernelPolicy {
     bool all_kernel_flags = false;  // ATTNLAB_KERNEL_FLAGS=all: every pipeline keeps every optional part
     bool narrow_tail = true;        // ATTNLAB_NARROW_TAIL=0: no narrow last workgroup on a CPU driver
 
+    // --- dividing a training step's work (from the device and the model's multiply-adds a step) ---
+    // On a CPU device a step of more multiply-adds than k_segment_above is cut into submits of about k_submit_budget
+    // each, so that on its single queue the window's frames run between them (the full gpt preset's step takes a
+    // minute on lavapipe). Smaller models, and every model on a GPU (where the gpt preset's step takes a fraction of
+    // a second and each submit's wait would cost more than it gives), keep one submit a step, the fastest. Whatever
+    // the device, two steps in a row longer than k_long_step_s (a slow GPU, a big model) are re-recorded as submits
+    // of about k_submit_s each (Trainer::step).
+    static constexpr double k_segment_above = 2e9, k_submit_budget = 2e8;
+    static constexpr double k_long_step_s = 0.25, k_submit_s = 0.05;
+    // Multiply-adds a submit of a training step records (0: the whole step in one submit).
+    double submit_budget(double step_macs) const {
+        return cpu_device && step_macs > k_segment_above ? k_submit_budget : 0;
+    }
+    // Threads a dispatch on a CPU driver (ContextOptions::cpu_threads, decided before the context exists): 1, the
+    // submitting thread without lavapipe's pool, for models whose steps are one submit (below k_segment_above):
+    // waking the pool for each of their tiny dispatches costs more than a second core gives, and replicas use the
+    // other cores; 0, the driver's pool of a thread per core, for bigger ones (bench/RESULTS.md, "one thread and
+    // replicas").
+    static int cpu_threads_for(double step_macs) { return step_macs < k_segment_above ? 1 : 0; }
+    // Devices a training step is split over (data parallelism, Trainer::replicas_for): on a CPU driver running
+    // dispatches on one thread, a model below k_segment_above takes up to `most` (one a core, at most the batch
+    // size); GPUs and bigger models 1 (one device is faster).
+    int replicas_for(double step_macs, int most) const {
+        if (!cpu_single_thread || step_macs >= k_segment_above) return 1;
+        return most > 1 ? most : 1;
+    }
+
     // The device's facts with the overrides the environment sets. Throws attn::Error naming the variable when a
     // value is not one it takes.
+    // cpu_single_thread is the Context's to set (it knows the driver's thread setting).
     static KernelPolicy for_device(const VkPhysicalDeviceProperties& props);
     // Throws attn::Error, naming the ATTNLAB_ variable, when an override cannot run on this device (smem forced
     // where it does not fit) or is out of range.
