@@ -40,7 +40,7 @@ void main() {
     uint o0 = (b * p.T + t) * C4 + h * HS4;
     if (T4R > 0u) {
         // the path below with the row in registers: each group of 4 scores stored once, never read back; the same
-        // operations in the same order, so the same bits (tests/test_ops.cpp checks it). Written out separately on
+        // operations in the same order, so the same bits (tests/test_attention.cpp checks it). Written out separately on
         // purpose: one loop for both with the spec constant choosing registers or memory measured ~20% slower on
         // lavapipe (single-head: 0.075 against 0.062 ms a step)
         uint row4 = row / 4, last = tmax / 4;

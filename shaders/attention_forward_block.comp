@@ -3,7 +3,7 @@
 // engine/ops/attention.h): one invocation per head of one batch element (b, h) does all T query rows, so the rows of
 // k and v are fetched once instead of once per query row (on lavapipe a fetch costs per lane: fetches, not
 // multiply-adds, set the time). The same operations in the same order as attention_forward4, so the same bits
-// (tests/test_ops.cpp checks it); T and HS/4 are specialisation constants, every loop unrolls.
+// (tests/test_attention.cpp checks it); T and HS/4 are specialisation constants, every loop unrolls.
 //   att[b,h,t,:] = softmax(q[b,t,h] . k[b,:,h]^T * HS^-0.5, causal mask)   out[b,t,h] = att @ v
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require

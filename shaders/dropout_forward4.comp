@@ -1,6 +1,6 @@
 #version 450
 // Vec4 fast path of dropout_forward (n % 4 == 0, aligned offsets): the same Philox block per 4 elements and the
-// same arithmetic, so the same bits (tests/test_ops.cpp checks it); x and the residual read as RGBA32F texels, the
+// same arithmetic, so the same bits (tests/test_dropout.cpp checks it); x and the residual read as RGBA32F texels, the
 // output stored as a vec4 (on a CPU driver scalar storage loads and stores are a loop over the lanes each).
 //   out = residual + x * mask / (1 - p)
 #extension GL_GOOGLE_include_directive : require

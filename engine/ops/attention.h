@@ -55,15 +55,15 @@ inline uint32_t attention_backward4_spec(uint32_t T, uint32_t HS, uint32_t RB, b
     return HS / 4 | RB << 8 | (RB > 1 && T <= 64 ? 1u << 16 : 0u)  // GPUs (RB 1) keep t fastest
            | (T % 4 == 0 ? 1u << 17 : 0u) | (T % 4 == 0 && att4 ? 1u << 18 : 0u);
 }
-// The forward's 4 query rows an invocation (attention_forward_rows4): on CPU devices where T % 4 == 0, T <= 32 and
+// The forward's 4 query rows an invocation (attention_forward_multirow): on CPU devices where T % 4 == 0, T <= 32 and
 // HS % 4 == 0, HS <= 64 (and the block kernels do not take the shape), unless ATTNLAB_ATTENTION_ROWS=1 keeps one
 // row an invocation (attention_forward4, the same bits). Each row of k and v is fetched once for 4 rows; longer rows
 // and wider heads spill too many registers to gain (bench/RESULTS.md, "attention forward rows").
-inline bool attention_forward_rows4(const Context& ctx, uint32_t T, uint32_t HS) {
+inline bool attention_forward_multirow(const Context& ctx, uint32_t T, uint32_t HS) {
     if (!attention_vec4(HS) || T % 4 != 0 || T > 32 || HS > 64 || attention_block(ctx, T, HS)) return false;
     return ctx.policy().cpu_device && attention_backward_rows(ctx) > 1;
 }
-inline uint32_t attention_forward_rows4_spec(uint32_t T, uint32_t HS) { return HS / 4 | (T / 4) << 8; }
+inline uint32_t attention_forward_multirow_spec(uint32_t T, uint32_t HS) { return HS / 4 | (T / 4) << 8; }
 // Their specialisation constant: HS / 4 in bits 0-7, T in bits 8-15 (the loops over rows unroll).
 inline uint32_t attention_block_spec(uint32_t T, uint32_t HS) { return HS / 4 | T << 8; }
 
@@ -150,9 +150,9 @@ inline void attention_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
                     {qkv, att, out, drop.seed}, p, uint64_t(B) * NH, macs * 2);
         return;
     }
-    if (attention_forward_rows4(kc.context(), T, HS)) {  // one invocation per 4 query rows
+    if (attention_forward_multirow(kc.context(), T, HS)) {  // one invocation per 4 query rows
         if (att.offset % 16 != 0) throw Error("internal error: attention_forward needs att on a 16-byte offset");
-        pr.dispatch(kc.get("attention_forward_rows4", "vsss", sizeof p, attention_forward_rows4_spec(T, HS), drop_flags),
+        pr.dispatch(kc.get("attention_forward_multirow", "vsss", sizeof p, attention_forward_multirow_spec(T, HS), drop_flags),
                     {qkv, att, out, drop.seed}, p, uint64_t(B) * NH * (T / 4), macs * 2);
         return;
     }

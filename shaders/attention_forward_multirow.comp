@@ -3,7 +3,7 @@
 // each row of k and v is fetched once for the 4 rows instead of once a row (on lavapipe a texel fetch, not the
 // multiply-adds it feeds, sets the time), and the rows of scores stay in registers (spilled to the stack, still
 // cheaper than storage-buffer loads there). The same operations in the same order as attention_forward4 for every row, so the
-// same bits (tests/test_ops.cpp).
+// same bits (tests/test_attention.cpp).
 //   att[b,h,t,:] = softmax(q[b,t,h] . k[b,:,h]^T * HS^-0.5, causal mask)   out[b,t,h] = dropout(att) @ v
 #extension GL_GOOGLE_include_directive : require
 #include "index.glsl"
