@@ -50,8 +50,9 @@ int main(int argc, char** argv) {
             ops::matmul_forward(kc, p, out, inp, wb, bias, M, s.N, s.K, true, s.relu, {},
                                 padded ? ops::matmul_forward_ld(ctx, s.N, s.K) : s.N);
             p.barrier("backward reads out");
-            ops::matmul_backward(kc, p, dinp, dw, db, dout, inp, wb, out, M, s.N, s.K, true, s.relu, true, false, scratch,
-                                 splits, padded);
+            ops::matmul_backward(kc, p, {.dinp = dinp, .dw = dw, .dbias = db, .dout = dout, .inp = inp, .w = wb,
+                .out = out, .M = uint32_t(M), .N = uint32_t(s.N), .K = uint32_t(s.K), .has_bias = true, .relu = s.relu,
+                .scratch = scratch, .splits = splits, .dout_padded = padded});
             p.end();
             p.run();  // warm-up (JIT)
             double t[3] = {1e30, 1e30, 1e30};

@@ -253,8 +253,9 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     auto mm_back = [&](BufferRange dinp, BufferRange dw, BufferRange db, BufferRange dout, BufferRange inp, BufferRange w,
                        BufferRange out, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu, bool want_dinp,
                        bool accumulate, bool mask_in = false) {
-        ops::matmul_backward(m_kc, pr, dinp, dw, db, dout, inp, w, out, M, N, K, has_bias, relu, want_dinp, accumulate,
-                             a.scratch, mm_splits(N, K), false, mask_in);
+        ops::matmul_backward(m_kc, pr, {.dinp = dinp, .dw = dw, .dbias = db, .dout = dout, .inp = inp, .w = w,
+            .out = out, .M = M, .N = N, .K = K, .has_bias = has_bias, .relu = relu, .want_dinp = want_dinp,
+            .accumulate = accumulate, .scratch = a.scratch, .splits = mm_splits(N, K), .mask_in = mask_in});
     };
     // The feed-forward's ReLU mask, in a block with residuals: applied once by fc2's backward as it stores dh
     // (mask_in) rather than by fc's, for every fetch of dh (ops::matmul_backward)
@@ -290,14 +291,16 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     Buffer* other = &a.dres2;
     const Buffer& last = block_output(a, c.n_layer - 1);
     if (c.layernorm) {
-        ops::matmul_backward(m_kc, pr, a.dln, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, a.lnf, p(m_layout.lm_w),
-                             m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
+        ops::matmul_backward(m_kc, pr, {.dinp = a.dln, .dw = g(m_layout.lm_w), .dbias = g(m_layout.lm_b),
+            .dout = a.dlogits, .inp = a.lnf, .w = p(m_layout.lm_w), .out = m_dummy, .M = BT, .N = V, .K = D,
+            .has_bias = true, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
         pr.barrier("ln_f backward reads its output gradient");
         ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false,
                 last_site(int(c.n_layer) - 1));
     } else {
-        ops::matmul_backward(m_kc, pr, *cur, g(m_layout.lm_w), g(m_layout.lm_b), a.dlogits, last, p(m_layout.lm_w),
-                             m_dummy, BT, V, D, true, false, true, false, a.scratch, lm_splits, padded);
+        ops::matmul_backward(m_kc, pr, {.dinp = *cur, .dw = g(m_layout.lm_w), .dbias = g(m_layout.lm_b),
+            .dout = a.dlogits, .inp = last, .w = p(m_layout.lm_w), .out = m_dummy, .M = BT, .N = V, .K = D,
+            .has_bias = true, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
         const BlockParams& P = m_layout.blocks[l];

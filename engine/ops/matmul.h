@@ -164,20 +164,29 @@ inline bool matmul_backward_can_mask_in(const Context& ctx, uint32_t N, uint32_t
     return matmul_tiled(K) && !matmul_backward_smem(ctx, N, K);
 }
 
-// dinp (M,K) (= or +=), dw (N,K) =, dbias (N) =. `out` is the forward output, read only when relu.
-// dout_padded: dout's rows are matmul_dout_ld(N, K) floats, zero past N (no relu).
-// mask_in (where matmul_backward_can_mask_in): `inp` is a ReLU's output and dinp is stored as the gradient of that
-// ReLU's input, masked where inp is not > 0, so that the matmul before the ReLU runs its backward without a mask
-// (relu false; the same bits): one fetch of inp an element of dinp instead of one of `out` for each of the 4-6
-// fetches of every element of its dout (bench/RESULTS.md, "matmul backward mask_in").
-// splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are
-// cut into that many row ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second
-// pass.
-inline void matmul_backward(KernelCache& kc, Program& pr, BufferRange dinp, BufferRange dw, BufferRange dbias,
-                            BufferRange dout, BufferRange inp, BufferRange w, BufferRange out, uint32_t M, uint32_t N,
-                            uint32_t K, bool has_bias, bool relu, bool want_dinp, bool accumulate,
-                            BufferRange scratch = {}, uint32_t splits = 1, bool dout_padded = false,
-                            bool mask_in = false) {
+// What matmul_backward reads and writes, for a forward out (M,N) = relu?(inp (M,K) @ w (N,K)^T + bias (N)).
+struct MatmulBackward {
+    BufferRange dinp, dw, dbias;   // outputs: dinp (M,K) = or += (accumulate), dw (N,K) =, dbias (N) = (has_bias)
+    BufferRange dout, inp, w, out;  // dout (M,N); `out` is the forward output, read only when relu
+    uint32_t M = 0, N = 0, K = 0;
+    bool has_bias = false, relu = false;
+    bool want_dinp = true;    // false: dinp is neither written nor read (the first layer's input)
+    bool accumulate = false;  // dinp += instead of =
+    // splits > 1 (tiled and smem kernels; the plain ones ignore it): the sums over the M rows behind dw and dbias are
+    // cut into that many row ranges written to `scratch` (matmul_backward_scratch floats), then added up by a second
+    // pass.
+    BufferRange scratch = {};
+    uint32_t splits = 1;
+    bool dout_padded = false;  // dout's rows are matmul_dout_ld(N, K) floats, zero past N (no relu)
+    // (where matmul_backward_can_mask_in) `inp` is a ReLU's output and dinp is stored as the gradient of that ReLU's
+    // input, masked where inp is not > 0, so that the matmul before the ReLU runs its backward without a mask (relu
+    // false; the same bits): one fetch of inp an element of dinp instead of one of `out` for each of the 4-6 fetches
+    // of every element of its dout (bench/RESULTS.md, "matmul backward mask_in").
+    bool mask_in = false;
+};
+inline void matmul_backward(KernelCache& kc, Program& pr, const MatmulBackward& a) {
+    auto [dinp, dw, dbias, dout, inp, w, out, M, N, K, has_bias, relu, want_dinp, accumulate, scratch, splits,
+          dout_padded, mask_in] = a;
     MatmulBackPush p{M, N, K, has_bias, relu, want_dinp, accumulate};
     p.mask_in = mask_in;
     dout_padded = dout_padded && N % 4 != 0;
