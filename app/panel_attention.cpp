@@ -29,22 +29,6 @@ static ImU32 colormap(float t) {
     return IM_COL32(mix(0), mix(1), mix(2), 255);
 }
 
-void same_line_if_fits(float w) {
-    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <=
-        ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
-        ImGui::SameLine();
-}
-float labelled_width(float frame_w, const char* label) {
-    return frame_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-}
-
-std::string visible_char(const std::string& c) {
-    if (c == "\n") return "\\n";
-    if (c == " ") return "\xC2\xB7";  // middle dot
-    if (c == "\t") return "\\t";
-    return c;
-}
-
 // Every layer x head as a small heatmap (rows: layers, columns: heads); clicking one opens it on its own.
 static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     int L = snap.att_layers, NH = snap.att_heads, G = snap.att_grid, T = snap.att_T;

@@ -14,9 +14,10 @@
 namespace attn {
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
-                               int exit_after_steps, const FaultInjection& fault, int replicas, bool running)
+                               int exit_after_steps, const FaultInjection& fault, int replicas, bool running,
+                               const std::string& metrics_path)
     : m_ctx(ctx), m_data(std::make_unique<Dataset>(std::move(data))), m_corpus_path(corpus_path),
-      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas) {
+      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas), m_metrics_path(metrics_path) {
     m_snap.cfg = cfg;
     m_snap.corpus_path = corpus_path;
     m_snap.version = 1;  // a fresh Snapshot (version 0) always takes this first copy
@@ -232,6 +233,12 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas);
     m_run->set_fault(m_fault);  // --inject-fault: once, until it fires (a rebuilt model keeps what is left of it)
     m_run->set_events(this);
+    if (!m_metrics_path.empty()) {  // the new run's rows replace the last one's (its evaluations follow)
+        try {
+            m_run->write_metrics_to(m_metrics_path);
+        } catch (const Error&) {  // kept in metrics_error, shown below
+        }
+    }
     m_run->trainer().set_stop_check([this] { return m_quitting.load(); });
     // for a terminal (and the tests): which model trains now, and how long building it took
     std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_run->trainer().num_params(),
@@ -300,6 +307,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.diverged = false;
         s.good_step = -1;
         s.keeps_good_state = m_run->can_keep_good_state();
+        note_metrics_locked();
         publish();
     }
     if (preview) show_attention_now();
@@ -307,6 +315,10 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         keep_good_state();
         do_eval();  // the lecture prints step 0 too
     }
+}
+
+void TrainingThread::note_metrics_locked() {
+    if (m_run) m_snap.metrics_error = m_run->metrics_error();
 }
 
 // SessionEvents, from the run's calls on this thread
@@ -359,6 +371,7 @@ void TrainingThread::do_eval() {
     std::lock_guard lk(m_mutex);
     m_snap.eval_s += s_eval;
     m_snap.wall_s = active_s(Clock::now());
+    note_metrics_locked();
     m_snap.busy.clear();
     publish();
 }

@@ -102,15 +102,18 @@ struct Snapshot {
     bool keeps_good_state = false;  // the model is small enough to keep one (under ~50M parameters)
     bool done = false;              // --exit-after-steps reached, final eval and sample made
     bool fatal = false;             // the device failed: nothing more will happen
+    std::string metrics_error;      // --metrics could not be written (empty: the file is up to date)
 };
 
 class TrainingThread : private SessionEvents {
 public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
     // fault: --inject-fault, made to happen at its step (tests). running false: the model is built and evaluated, then
-    // waits for set_running (the window's resume prompt: no run trains behind it).
+    // waits for set_running (the window's resume prompt: no run trains behind it). metrics_path: --metrics, kept by
+    // each run (Session::write_metrics_to), whose errors show in Snapshot::metrics_error.
     TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps,
-                   const FaultInjection& fault = {}, int replicas = 0, bool running = true);
+                   const FaultInjection& fault = {}, int replicas = 0, bool running = true,
+                   const std::string& metrics_path = "");
     ~TrainingThread();  // stop()s
     // Ends the thread (autosaving first when autosave is on); the last Snapshot stays readable with poll().
     void stop();
@@ -235,6 +238,8 @@ private:
     int m_autosaved_step = -1;
     FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)
     int m_replicas = 0;      // --replicas (0: auto)
+    std::string m_metrics_path;  // --metrics (empty: none)
+    void note_metrics_locked();  // Snapshot::metrics_error from the run; m_mutex held
 
     std::atomic<bool> m_quitting{false};  // stop(): evaluations and samples under way end early (Interrupted)
     mutable std::mutex m_mutex;

@@ -39,6 +39,7 @@ void TrainingThread::do_revert() {
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
     show_history_locked();
+    note_metrics_locked();
     s.diverged = false;
     s.message = "reverted to step " + std::to_string(s.step) + ": paused; lower the learning rate, then Start";
     s.message_until_start = true;
@@ -69,6 +70,7 @@ void TrainingThread::load_from(const std::string& path) {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
         show_history_locked();
+        note_metrics_locked();
         s.busy.clear();
         if (s.step >= m_cfg.max_iters) {  // a finished run stays paused at its end, as when it got there
             m_pending.running = false;

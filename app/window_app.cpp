@@ -27,7 +27,8 @@
 #include "panel_lab.h"
 #include "panels.h"
 #include "renderer.h"
-#include "train/checkpoint.h"
+#include "resume_prompt.h"
+#include "window_files.h"
 
 namespace attn {
 
@@ -72,81 +73,6 @@ struct Panels {
     PanelLayout layout;
 };
 
-// Writes the PNG; returns an error message or "".
-std::string write_png(const Image& img, const std::string& path) {
-    if (img.rgba.empty()) return "the window could not be read back (its swapchain lacks TRANSFER_SRC)";
-    if (!stbi_write_png(path.c_str(), img.width, img.height, 4, img.rgba.data(), img.width * 4))
-        return "cannot write '" + path + "': check the folder exists and is writable";
-    return "";
-}
-
-// The sidecar FILE.png.layout: where the panels drew, for tests that check pixels.
-void write_layout(const Image& img, const PanelLayout& l, const std::string& path) {
-    std::ofstream f(path);
-    auto rect = [&](const std::string& name, ImVec4 r, int extra = -1) {  // one line: NAME x y w h [extra]
-        f << name << ' ' << std::lround(r.x) << ' ' << std::lround(r.y) << ' ' << std::lround(r.z) << ' ' << std::lround(r.w);
-        if (extra >= 0) f << ' ' << extra;
-        f << '\n';
-    };
-    auto rgb = [&](const char* name, ImU32 c) {
-        f << name << ' ' << (c & 255) << ' ' << ((c >> 8) & 255) << ' ' << ((c >> 16) & 255) << '\n';
-    };
-    f << "window " << img.width << ' ' << img.height << '\n';
-    rect("heatmap", l.heatmap, l.heatmap_T);
-    rgb("masked", l.masked_colour);
-    rect("loss", l.loss_plot);
-    rgb("train", l.train_colour);
-    rgb("val", l.val_colour);
-    rgb("plot_bg", l.plot_bg_colour);
-    rect("samples", l.samples_text);
-    rect("status", l.status_bar);
-    rect("corpus_field", l.corpus_field);
-    rect("restart_button", l.restart_button);
-    rect("batch_field", l.batch_field);
-    rect("prompt_field", l.prompt_field);
-    rect("preset_combo", l.preset_combo);
-    for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
-}
-
-// --metrics: the evaluation history in the headless CSV format; returns an error message or "".
-// The window rewrites the whole file after each evaluation. A regular file (or a new one) is written beside PATH and
-// renamed over it, so a reader (a script tailing the run, a plot) never finds it truncated or half written; a device
-// (/dev/stdout) or a file in a folder that takes no new files is written in place.
-std::string write_metrics(const std::vector<EvalPoint>& evals, const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    auto st = fs::status(path, ec);
-    bool in_place = fs::exists(st) && !fs::is_regular_file(st);
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());  // the process's own: two windows may share PATH
-    std::ofstream f;
-    if (!in_place) f.open(tmp);
-    if (!f.is_open()) {
-        in_place = true;
-        f.open(path);
-    }
-    if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
-    f << "step,train_loss,val_loss,tokens_per_s\n";
-    for (const EvalPoint& e : evals) {  // tokens/s empty where unknown (resumed from a checkpoint that did not keep it)
-        f << e.step << ',' << e.train << ',' << e.val << ',';
-        if (e.tps >= 0) f << e.tps;
-        f << '\n';
-    }
-    f.close();
-    if (!f) {
-        if (!in_place) fs::remove(tmp, ec);
-        return "cannot write --metrics file '" + path + "'";
-    }
-    if (!in_place) {
-        fs::rename(tmp, path, ec);
-        if (ec) {
-            std::string why = ec.message();
-            fs::remove(tmp, ec);
-            return "cannot replace --metrics file '" + path + "': " + why;
-        }
-    }
-    return "";
-}
-
 void place(const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags extra = 0) {
     ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
     ImGui::SetNextWindowSize(size, ImGuiCond_Always);
@@ -187,76 +113,6 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     return shot;
 }
 
-const char* const k_autosave_path = "attnlab_autosave.safetensors";
-
-// The "resume the last run?" prompt: shown at start when the autosave loads for this corpus.
-struct ResumePrompt {
-    bool open = false;
-    int step = 0;
-    std::string set_aside;   // an autosave this start cannot offer, renamed so that no autosave overwrites it: why
-    bool keep_off = false;   // it could not be renamed: no autosave this run (it would overwrite the file)
-};
-
-// The autosave, if there is one and it fits the corpus (read and checked here: only its step is kept). One of
-// another corpus, or damaged, is set aside under a dated name (the next autosave would overwrite it) and said so.
-ResumePrompt find_autosave(const Dataset& data) {
-    ResumePrompt r;
-    std::error_code ec;
-    if (!std::filesystem::exists(k_autosave_path, ec)) return r;
-    std::string why;
-    try {
-        Checkpoint ck = load_checkpoint(k_autosave_path);
-        check_resumable(ck, data.vocab(), nullptr);
-        if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
-        r.open = true;
-        r.step = ck.state.step;
-        return r;
-    } catch (const std::exception& e) {
-        why = e.what();
-    }
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    std::string kept = std::string("attnlab_autosave.set-aside-") + stamp + ".safetensors";
-    std::filesystem::rename(k_autosave_path, kept, ec);
-    r.keep_off = bool(ec);
-    r.set_aside = std::string(k_autosave_path) + " cannot be resumed here (" + why + "): " +
-                  (ec ? "it could not be renamed (" + ec.message() + "), so nothing is autosaved this run"
-                      : "kept as " + kept + ", a fresh run starts");
-    return r;
-}
-
-void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
-    // taken before any step; a finished run stays paused at its end (the training thread says so); one that fails
-    // to load leaves the fresh run training
-    if (resume) tt.load_checkpoint_from(k_autosave_path, true);
-    else tt.set_running(true);
-    rp.open = false;
-}
-
-// What happened to an autosave this start could not offer, until OK (or Enter / Esc).
-void draw_set_aside(ResumePrompt& rp) {
-    if (rp.set_aside.empty()) return;
-    begin_prompt("Autosave set aside");
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::TextUnformatted(rp.set_aside.c_str());
-    ImGui::PopTextWrapPos();
-    if (ImGui::Button("OK (Enter)")) rp.set_aside.clear();
-    ImGui::End();
-}
-
-// A small window in the middle, never modal: training goes on underneath until the user picks.
-void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
-    if (!rp.open) return;
-    begin_prompt("Resume?");
-    ImGui::Text("Resume the last run (step %d)?", rp.step);
-    ImGui::TextDisabled("from %s", k_autosave_path);
-    if (ImGui::Button("Resume (Enter)")) resume_answer(rp, tt, true);
-    ImGui::SameLine();
-    if (ImGui::Button("Start fresh (Esc)")) resume_answer(rp, tt, false);
-    ImGui::End();
-}
-
 // What the window says also goes to stdout, one line each, so a terminal (or a script) sees it too: checkpoint
 // outcomes, divergence and Revert, device failures. Every line of the training thread's log (Snapshot::log) once, in
 // order: a Ctrl+S save followed by an autosave before the next frame shows only the autosave on the checkpoint line,
@@ -271,6 +127,99 @@ struct NoticeLog {
         printed = s.log_count;
     }
 };
+
+// Frames drawn while training runs, after its first step (so start-up and shader compiles are left out): reported at
+// the end of --exit-after-steps runs, which is how tests see the window stay responsive during a big model's long
+// steps (the trainer cuts them into several submits).
+struct FrameStats {
+    int frames = 0, from_step = -1, to_step = -1;
+    double longest_gap_ms = 0;
+    Clock::time_point last, first, to_step_seen;
+    void note(const Snapshot& snap) {  // after a frame was drawn
+        if (!snap.running || snap.done || snap.step < 1) return;
+        auto t = Clock::now();
+        if (from_step < 0) {
+            from_step = snap.step;
+            first = t;
+        } else {
+            frames++;
+            longest_gap_ms = std::max(longest_gap_ms, std::chrono::duration<double, std::milli>(t - last).count());
+        }
+        if (snap.step != to_step) to_step_seen = t;
+        to_step = snap.step;
+        last = t;
+    }
+    void report() const {
+        if (to_step <= from_step) return;
+        int steps = to_step - from_step;
+        double step_ms = std::chrono::duration<double, std::milli>(to_step_seen - first).count() / steps;
+        std::printf("attnlab: drew %d frames during %d training steps (%.1f per step), longest gap %.0f ms, "
+                    "%.2f ms per step\n", frames, steps, double(frames) / steps, longest_gap_ms, step_ms);
+    }
+};
+
+// Frame pacing: the frame rate cap; nobody touching the window and the numbers still, a few frames a second (while
+// it trains only with save-CPU on: off, the frame rate is held); while it trains unwatched (no input), drawing gets
+// at most k_draw_share of the time, the CPU going to training. Sets the status bar's "saving CPU".
+Clock::duration frame_period(Panels& p, const Snapshot& snap, int fps_cap, bool user_idle, bool snap_changed,
+                             bool finishing) {
+    auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
+    p.status.saving = false;
+    if (user_idle && !snap_changed && !finishing && (p.controls.save_cpu || !snap.running)) {
+        period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
+    } else if (user_idle && p.controls.save_cpu && snap.running) {
+        const double k_draw_share = 0.15;
+        auto budget = std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double, std::milli>((p.perf.build_ms + p.perf.render_ms) / k_draw_share));
+        p.status.saving = budget > period;
+        period = std::max(period, budget);
+    }
+    return period;
+}
+
+// The keys pressed since the last frame: the prompts' answers, Space / S / R / H / L, Ctrl+S / Ctrl+O / Ctrl+Z;
+// returns whether F12 asked for a screenshot.
+bool handle_keys(KeyPresses& presses, Panels& p, const Snapshot& snap, ResumePrompt& resume, LabState& lab,
+                 TrainingThread& tt) {
+    ImGuiIO& io = ImGui::GetIO();
+    bool shot = false;
+    for (int pressed : presses.keys) {
+        bool ctrl = (pressed & KeyPresses::k_ctrl) != 0;
+        int key = pressed & ~KeyPresses::k_ctrl;
+        if (key == GLFW_KEY_F12) shot = true;
+        if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
+            if (key == GLFW_KEY_S) controls_save(p.controls, tt);
+            if (key == GLFW_KEY_O) controls_load(p.controls, tt);
+            // Ctrl+Z: Revert after divergence (not while typing: there it undoes the typing)
+            if (key == GLFW_KEY_Z && !io.WantTextInput && snap.diverged && snap.good_step >= 0) tt.revert_to_good();
+            continue;
+        }
+        if (io.WantTextInput) continue;  // typing in a field
+        bool answer = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE;
+        if (resume.open && answer) {
+            resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
+            continue;
+        }
+        if (!resume.set_aside.empty() && answer) {
+            resume.set_aside.clear();
+            continue;
+        }
+        if (p.controls.confirm_reset_step >= 0 && answer) {
+            reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
+            continue;
+        }
+        if (key == GLFW_KEY_SPACE) tt.toggle_running();
+        if (key == GLFW_KEY_S) tt.step_once();
+        if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
+        if (key == GLFW_KEY_H) {  // all heads grid on/off
+            p.attention.all_heads = !p.attention.all_heads;
+            tt.set_attention_all(p.attention.all_heads);
+        }
+        if (key == GLFW_KEY_L) lab.open = !lab.open;
+    }
+    presses.keys.clear();
+    return shot;
+}
 
 // The frame loop; returns the exit code. ctx: the window's device (drawing, the Lab); train_ctx: training's.
 int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow* win, Dataset data, int cpu_threads) {
@@ -320,7 +269,8 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
         std::fflush(stdout);
     }
     // while the resume prompt is open nothing trains: the fresh model waits for the answer
-    TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas, !resume.open);
+    TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas, !resume.open,
+                      o.metrics_path);
     NoticeLog log;
 
     Panels p;
@@ -340,34 +290,24 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
     auto last_input = Clock::now();
     int fps_frames = 0;
     bool snap_changed = true;
-    // Frames drawn while training runs, after its first step (so start-up and shader compiles are left out):
-    // reported at the end of --exit-after-steps runs, which is how tests see the window stay responsive
-    // during a big model's long steps (the trainer cuts them into several submits).
-    struct {
-        int frames = 0, from_step = -1, to_step = -1;
-        double longest_gap_ms = 0;
-        Clock::time_point last, first, to_step_seen;
-    } fstats;
-    // At exit: the latest evaluations to --metrics (the headless CSV); returns the exit code.
-    std::pair<size_t, int> metrics_rows{0, -1};  // evaluations in the --metrics file, the last one's step
+    FrameStats fstats;
+    // --metrics is the training thread's run's (Session::write_metrics_to: rewritten after each evaluation, so a
+    // crash or a kill keeps what was measured); its errors are said once each, and make the exit code 1.
     std::string metrics_error;
+    auto say_metrics_error = [&] {
+        if (!snap.metrics_error.empty() && snap.metrics_error != metrics_error)
+            std::fprintf(stderr, "error: %s\n", snap.metrics_error.c_str());
+        metrics_error = snap.metrics_error;
+    };
+    // At exit: the training thread stopped (its autosave written), what it said printed; returns the exit code.
     auto finish_metrics = [&]() -> int {
         glfwHideWindow(win);  // closed at once for the user, though a big model's step under way finishes first
         tt.stop();  // the autosave on quit, if on, is written now
         tt.poll(snap);
         log.print(snap);
-        if (o.exit_after_steps > 0 && fstats.to_step > fstats.from_step) {
-            int steps = fstats.to_step - fstats.from_step;
-            double step_ms = std::chrono::duration<double, std::milli>(fstats.to_step_seen - fstats.first).count() / steps;
-            std::printf("attnlab: drew %d frames during %d training steps (%.1f per step), longest gap %.0f ms, "
-                        "%.2f ms per step\n", fstats.frames, steps, double(fstats.frames) / steps, fstats.longest_gap_ms,
-                        step_ms);
-        }
-        if (o.metrics_path.empty()) return 0;
-        std::string err = write_metrics(snap.evals, o.metrics_path);
-        if (err.empty()) return 0;
-        std::fprintf(stderr, "error: %s\n", err.c_str());
-        return 1;
+        if (o.exit_after_steps > 0) fstats.report();
+        say_metrics_error();
+        return snap.metrics_error.empty() ? 0 : 1;
     };
     // Ctrl+C / kill / a closed terminal: quit as if the window were closed (the autosave on quit included)
     install_interrupt_handlers("quitting as if the window were closed (writing the autosave, when on)");
@@ -394,21 +334,9 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
                 continue;
             }
-            auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps_cap));
-            // Frame pacing: nobody touching the window and the numbers still, draw a few frames a second (while it
-            // trains only with save-CPU on: off, the frame rate is held); while it trains unwatched (no input), drawing
-            // gets at most k_draw_share of the time, the CPU going to training.
             bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
-            p.status.saving = false;
-            if (user_idle && !snap_changed && !(o.exit_after_steps > 0 && snap.done) && (p.controls.save_cpu || !snap.running))
-                period = std::max(period, Clock::duration(std::chrono::milliseconds(250)));
-            else if (user_idle && p.controls.save_cpu && snap.running) {
-                const double k_draw_share = 0.15;
-                auto budget = std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double, std::milli>((p.perf.build_ms + p.perf.render_ms) / k_draw_share));
-                p.status.saving = budget > period;
-                period = std::max(period, budget);
-            }
+            bool finishing = o.exit_after_steps > 0 && snap.done;
+            auto period = frame_period(p, snap, fps_cap, user_idle, snap_changed, finishing);
             std::this_thread::sleep_until(next);
             auto now = Clock::now();
             next = std::max(next + period, now);
@@ -423,14 +351,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
             glfwPollEvents();
             snap_changed = tt.poll(snap);
             if (snap_changed) log.print(snap);
-            // --metrics follows each evaluation (not only the exit), so a crash or a kill keeps what was measured
-            std::pair<size_t, int> rows{snap.evals.size(), snap.evals.empty() ? -1 : snap.evals.back().step};
-            if (!o.metrics_path.empty() && rows != metrics_rows) {  // a new evaluation, or fewer after Revert
-                metrics_rows = rows;
-                std::string err = write_metrics(snap.evals, o.metrics_path);
-                if (!err.empty() && err != metrics_error) std::fprintf(stderr, "error: %s\n", err.c_str());
-                metrics_error = err;
-            }
+            say_metrics_error();
             // --exit-after-steps: a run that cannot reach its step (no model, a failed device, a diverged loss,
             // which pauses training) ends with the reason instead of waiting for ever
             if (o.exit_after_steps > 0 &&
@@ -454,42 +375,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                          io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0 || io.WantTextInput;
             for (bool down : io.MouseDown) input |= down;
             if (input) last_input = now;
-            bool shot = false;
-            for (int pressed : presses.keys) {
-                bool ctrl = (pressed & KeyPresses::k_ctrl) != 0;
-                int key = pressed & ~KeyPresses::k_ctrl;
-                if (key == GLFW_KEY_F12) shot = true;
-                if (ctrl) {  // Ctrl+S / Ctrl+O: the checkpoint path in Controls, also while typing in a field
-                    if (key == GLFW_KEY_S) controls_save(p.controls, tt);
-                    if (key == GLFW_KEY_O) controls_load(p.controls, tt);
-                    // Ctrl+Z: Revert after divergence (not while typing: there it undoes the typing)
-                    if (key == GLFW_KEY_Z && !io.WantTextInput && snap.diverged && snap.good_step >= 0) tt.revert_to_good();
-                    continue;
-                }
-                if (io.WantTextInput) continue;  // typing in a field
-                bool answer = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER || key == GLFW_KEY_ESCAPE;
-                if (resume.open && answer) {
-                    resume_answer(resume, tt, key != GLFW_KEY_ESCAPE);
-                    continue;
-                }
-                if (!resume.set_aside.empty() && answer) {
-                    resume.set_aside.clear();
-                    continue;
-                }
-                if (p.controls.confirm_reset_step >= 0 && answer) {
-                    reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
-                    continue;
-                }
-                if (key == GLFW_KEY_SPACE) tt.toggle_running();
-                if (key == GLFW_KEY_S) tt.step_once();
-                if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
-                if (key == GLFW_KEY_H) {  // all heads grid on/off
-                    p.attention.all_heads = !p.attention.all_heads;
-                    tt.set_attention_all(p.attention.all_heads);
-                }
-                if (key == GLFW_KEY_L) lab.open = !lab.open;
-            }
-            presses.keys.clear();
+            bool shot = handle_keys(presses, p, snap, resume, lab, tt);
             shot |= draw_panels(p, snap, tt);
             draw_lab(lab, ctx, snap, tt);
             draw_resume_prompt(resume, tt);
@@ -508,19 +394,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 frames_after_done = std::min(frames_after_done, 2);
                 continue;
             }
-            if (snap.running && !snap.done && snap.step >= 1) {
-                auto t = Clock::now();
-                if (fstats.from_step < 0) {
-                    fstats.from_step = snap.step;
-                    fstats.first = t;
-                } else {
-                    fstats.frames++;
-                    fstats.longest_gap_ms = std::max(fstats.longest_gap_ms, std::chrono::duration<double, std::milli>(t - fstats.last).count());
-                }
-                if (snap.step != fstats.to_step) fstats.to_step_seen = t;
-                fstats.to_step = snap.step;
-                fstats.last = t;
-            }
+            fstats.note(snap);
             if (grab) {
                 std::string path = !o.screenshot_path.empty() ? o.screenshot_path
                                                               : "attnlab_step" + std::to_string(snap.step) + ".png";

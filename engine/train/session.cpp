@@ -1,9 +1,12 @@
 // Session: the run around the Trainer (schedule, evaluations, history, checkpoints, the good state, metrics, faults).
 #include "train/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <unistd.h>
 
 namespace attn {
 
@@ -29,6 +32,7 @@ void Session::resume(const Checkpoint& ck) {
     m_trainer->import_state(ck.state);
     m_history = ck.history;
     m_diverged = false;
+    update_metrics();
 }
 
 bool Session::evaluation_due() const {
@@ -70,9 +74,7 @@ SessionEval Session::evaluate(const std::function<void(int, int)>& progress) {
     m_train_s_since_eval = 0;
     out.eval = {step_count(), e.train, e.val, m_last_tps};
     m_history.evals.push_back(out.eval);
-    if (m_metrics.is_open())
-        m_metrics << out.eval.step << ',' << out.eval.train << ',' << out.eval.val << ',' << out.eval.tps << '\n'
-                  << std::flush;
+    update_metrics();
     if (m_events) m_events->evaluated(out);
     return out;
 }
@@ -102,19 +104,68 @@ void Session::save(const std::string& path) {
     if (m_events) m_events->checkpoint_written(path, m_saved_step);
 }
 
+// One CSV row: tokens/s left empty where unknown (a checkpoint from before it was kept).
+static void metrics_row(std::ostream& f, const RunHistory::Eval& e) {
+    f << e.step << ',' << e.train << ',' << e.val << ',';
+    if (e.tps >= 0) f << e.tps;
+    f << '\n';
+}
+static const char* const k_metrics_header = "step,train_loss,val_loss,tokens_per_s\n";
+
 void Session::write_metrics_to(const std::string& path) {
+    namespace fs = std::filesystem;
     m_metrics.close();
-    m_metrics.open(path);
-    if (!m_metrics) throw Error("cannot write --metrics file '" + path + "': check the folder exists and is writable");
-    m_metrics << "step,train_loss,val_loss,tokens_per_s\n";
-    // the run's earlier evaluations first (a resumed run's, from its checkpoint, with the speed measured then; empty
-    // where a checkpoint did not keep it), so the file holds the whole run
-    for (const auto& e : m_history.evals) {
-        m_metrics << e.step << ',' << e.train << ',' << e.val << ',';
-        if (e.tps >= 0) m_metrics << e.tps;
-        m_metrics << '\n';
+    m_metrics_path = path;
+    m_metrics_error.clear();
+    std::error_code ec;
+    auto st = fs::status(path, ec);
+    m_metrics_stream = fs::exists(st) && !fs::is_regular_file(st);
+    if (m_metrics_stream) {
+        m_metrics.open(path);
+        m_metrics_rows = 0;
+        if (m_metrics) m_metrics << k_metrics_header;
+        if (!m_metrics) throw Error("cannot write --metrics file '" + path + "': check it is writable");
     }
+    update_metrics();
+    if (!m_metrics_error.empty()) throw Error(m_metrics_error);
+}
+
+void Session::update_metrics() {
+    if (m_metrics_path.empty()) return;
+    if (!m_metrics_stream) {
+        m_metrics_error = rewrite_metrics();
+        return;
+    }
+    m_metrics_rows = std::min(m_metrics_rows, m_history.evals.size());  // after a revert: rows from there on again
+    for (; m_metrics_rows < m_history.evals.size(); m_metrics_rows++) metrics_row(m_metrics, m_history.evals[m_metrics_rows]);
     m_metrics.flush();
+    m_metrics_error = m_metrics ? "" : "cannot write --metrics file '" + m_metrics_path + "'";
+}
+
+std::string Session::rewrite_metrics() {
+    namespace fs = std::filesystem;
+    const std::string& path = m_metrics_path;
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());  // the process's own: two runs may share PATH
+    std::error_code ec;
+    std::ofstream f(tmp);
+    bool in_place = !f.is_open();  // a folder that takes no new files: the file itself, written in place
+    if (in_place) f.open(path);
+    if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
+    f << k_metrics_header;
+    for (const auto& e : m_history.evals) metrics_row(f, e);
+    f.close();
+    if (!f) {
+        if (!in_place) fs::remove(tmp, ec);
+        return "cannot write --metrics file '" + path + "'";
+    }
+    if (in_place) return "";
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        std::string why = ec.message();
+        fs::remove(tmp, ec);
+        return "cannot replace --metrics file '" + path + "': " + why;
+    }
+    return "";
 }
 
 bool Session::keep_good_state() {
@@ -132,6 +183,7 @@ void Session::revert_to_good() {
     m_trainer->import_state(m_good.state);
     m_history = m_good.history;
     m_diverged = false;
+    update_metrics();
 }
 
 void Session::save_good_state(const std::string& path) {

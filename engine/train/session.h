@@ -112,9 +112,13 @@ public:
     int saved_step() const { return m_saved_step; }  // -1: nothing saved yet
     const std::string& saved_path() const { return m_saved_path; }
 
-    // --metrics: step,train_loss,val_loss,tokens_per_s, a row per evaluation from now on, after the history's rows
-    // (a resumed run's file holds the whole run). Throws attn::Error when the file cannot be written.
+    // --metrics: step,train_loss,val_loss,tokens_per_s, a row per evaluation of the history (a resumed run's file
+    // holds the whole run; after a revert, the rows up to the good state). A regular file is rewritten whole after
+    // each evaluation, beside PATH and renamed over it, so a reader never finds it half written; a device or pipe
+    // (/dev/stdout) gets the rows as they come. Throws attn::Error when the file cannot be written now; a later
+    // failure is kept in metrics_error() (empty: the file is up to date).
     void write_metrics_to(const std::string& path);
+    const std::string& metrics_error() const { return m_metrics_error; }
 
     // The last good state, kept in host memory for Revert after divergence and for a rescue after a device
     // failure: models under k_good_state_params parameters, whose weights are finite.
@@ -140,7 +144,13 @@ private:
     int m_steps_since_eval = 0;
     int m_saved_step = -1;
     std::string m_saved_path;
+    void update_metrics();       // the file after the history changed (a new row, a revert, a resume)
+    std::string rewrite_metrics();  // the whole file, atomically; an error message or ""
+    std::string m_metrics_path;  // empty: no --metrics
+    bool m_metrics_stream = false;  // a device or pipe: rows appended to m_metrics as they come
     std::ofstream m_metrics;
+    size_t m_metrics_rows = 0;  // history rows written to the stream
+    std::string m_metrics_error;
     bool m_has_good = false;
     Checkpoint m_good;  // config, vocabulary and corpus of this run, state and history of the good step
 };
