@@ -402,9 +402,11 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 p.status.notice = err.empty() ? "screenshot: " + path : err;
                 // the layout sidecar, for tests: with --screenshot, and with F12 when ATTN_SHOT_LAYOUT=1 (where the
                 // widgets a test clicks are)
-                if (err.empty() && (final_frame || shot_layout)) {
-                    write_layout(img, p.layout, path + ".layout");
-                    append_lab_layout(lab, path + ".layout");
+                if (err.empty() && (final_frame || shot_layout)) {  // complete once it appears, as the PNG
+                    std::string part = path + ".layout.part";
+                    write_layout(img, p.layout, part);
+                    append_lab_layout(lab, part);
+                    std::rename(part.c_str(), (path + ".layout").c_str());
                 }
                 if (final_frame) {
                     if (!err.empty()) {

@@ -2,6 +2,7 @@
 #include "window_files.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include <stb_image_write.h>
@@ -11,8 +12,13 @@ namespace attn {
 // Writes the PNG; returns an error message or "".
 std::string write_png(const Image& img, const std::string& path) {
     if (img.rgba.empty()) return "the window could not be read back (its swapchain lacks TRANSFER_SRC)";
-    if (!stbi_write_png(path.c_str(), img.width, img.height, 4, img.rgba.data(), img.width * 4))
+    // written beside it and renamed into place: whoever waits for the file never reads half of it
+    std::string part = path + ".part";
+    if (!stbi_write_png(part.c_str(), img.width, img.height, 4, img.rgba.data(), img.width * 4) ||
+        std::rename(part.c_str(), path.c_str()) != 0) {
+        std::remove(part.c_str());
         return "cannot write '" + path + "': check the folder exists and is writable";
+    }
     return "";
 }
 

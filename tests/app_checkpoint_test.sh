@@ -36,9 +36,7 @@ window_session 300 "" '
         wait_for one.out "^attnlab: loaded $work/manual.safetensors at step $saved$" 15 && break
         [ "$try" -lt 4 ] || fail "Ctrl+O: no loaded line"
     done
-    sleep 0.5
-    after=$(shot_step) || fail "F12 wrote no screenshot"
-    [ "$after" = "$saved" ] || fail "after Ctrl+O the window shows step $after, the checkpoint holds $saved"
+    after=$(shows_step "$saved") || fail "after Ctrl+O the window shows step $after, the checkpoint holds $saved"
     echo "Ctrl+O: from step $before back to step $after"
 
     resume   # train on: an autosave of a later step comes within 3 s
@@ -49,7 +47,7 @@ window_session 300 "" '
     for ((i = 0; i < 600; i++)); do [ "$(autosaved)" -gt "$saved" ] 2>/dev/null && break; sleep 0.1; done
     periodic=$(autosaved)
     [ "${periodic:-0}" -gt "$saved" ] || fail "no autosave while training on from step $saved within 60 s"
-    sleep 1
+    wait_steps $((periodic + 1)) || fail "training did not go on past the autosave of step $periodic"
     close_window
     last=$(tail -1 one.out)
     [[ "$last" =~ ^attnlab:\ autosaved\ step\ ([0-9]+)\ to\ attnlab_autosave.safetensors$ ]] ||
@@ -65,7 +63,7 @@ window_session 300 "" '
     wait_for two.out "^attnlab: " 30  # the window opens before the app prints anything
     grep "^attnlab: " two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
         fail "the second start should offer the autosave of step $quit first"
-    sleep 2  # nothing trains while the prompt waits for its answer
+    sleep 2  # watched for 2 s: nothing trains while the prompt waits for its answer
     under=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$under" = 0 ] || fail "a fresh run trained under the open resume prompt (step $under)"
     key Return
@@ -89,23 +87,21 @@ window_session 300 "" '
     builds() { grep -c "^attnlab: built preset" three.out; }
     [ "$(builds)" = 1 ] || fail "the third window should have built its model once"
     key r
-    sleep 1.5
+    shot_step >/dev/null || fail "F12 wrote no screenshot"   # R taken in (keys are taken in order)
+    sleep 1.5   # watched for 1.5 s: no model is built
     [ "$(builds)" = 1 ] || fail "R reset the run at once instead of asking"
     key Escape
-    sleep 1
     kept=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$(builds)" = 1 ] && [ "$kept" -ge 100 ] || fail "Esc at the Reset? prompt did not keep the run (step $kept)"
     key r
-    sleep 0.5
+    shot_step >/dev/null || fail "F12 wrote no screenshot"   # the prompt open before Return comes
     key Return
     for ((i = 0; i < 300; i++)); do [ "$(builds)" = 2 ] && break; sleep 0.1; done
     [ "$(builds)" = 2 ] || fail "Enter at the Reset? prompt did not reset the run"
     echo "reset: R asked, Esc kept step $kept, Enter reset"
     wait_steps 100 || fail "the reset run did not train 100 steps within 60 s"
     kill -TERM "$pid"
-    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && fail "attnlab did not quit within 30 s of SIGTERM"
-    wait "$pid"; rc=$?; pid=
+    wait_exit 30 || fail "attnlab did not quit within 30 s of SIGTERM"
     [ "$rc" -eq 143 ] || fail "after SIGTERM attnlab exited with $rc, wanted 143 (128 + 15)"
     grep -qx "attnlab: SIGTERM: closing the window" three.out || fail "no closing line after SIGTERM"
     last=$(tail -1 three.out)
@@ -123,15 +119,13 @@ window_session 300 "" '
     wait_for four.out "^attnlab: attnlab_autosave.safetensors holds a run of step $killed: resume it" 30 ||
         fail "the fourth start should offer the autosave of step $killed"
     for ((i = 0; i < 300; i++)); do grep -q "^0," "$work/four.csv" 2>/dev/null && break; sleep 0.1; done
-    sleep 2  # past an autosave period
+    sleep 2  # watched past an autosave period (1.2 s): nothing autosaved
     under=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$under" = 0 ] || fail "a fresh run trained under the fourth start, its prompt open (step $under)"
     # --metrics is written as evaluations come, not only at exit (a crash or SIGKILL keeps them)
     grep -q "^0," "$work/four.csv" 2>/dev/null || fail "--metrics has no step-0 row while the window runs"
     kill -TERM "$pid"
-    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && fail "the fourth window did not quit within 30 s of SIGTERM"
-    wait "$pid"; rc=$?; pid=
+    wait_exit 30 || fail "the fourth window did not quit within 30 s of SIGTERM"
     [ "$rc" -eq 143 ] || { cat four.out >&2; fail "the fourth window exited $rc after SIGTERM (want 143)"; }
     grep -q "autosaved" four.out && fail "the fresh run under the open prompt overwrote the autosave it offers"
     # the window rewrites --metrics beside it and renames it into place: nothing of that is left behind
@@ -165,9 +159,8 @@ window_session 300 "" '
         fail "the sixth start should offer the finished run of step 120"
     key Return
     wait_for six.out "^attnlab: loaded attnlab_autosave.safetensors at step 120$" 60 || fail "Enter did not resume"
-    sleep 1
-    a=$(shot_step) || fail "F12 wrote no screenshot"
-    sleep 0.5
+    a=$(shows_step 120) || fail "the finished run should resume at step 120 (step $a)"
+    sleep 0.5   # watched for 0.5 s: it stays there, paused
     b=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$a" = 120 ] && [ "$b" = 120 ] || fail "the finished run should stay paused at step 120 (steps $a, $b)"
     resume

@@ -17,7 +17,7 @@ window_session 300 "" '
     wait_for nan.out "^attnlab: The loss became NaN/Inf at step 150: learning rate 0.01 is probably too high. Training is paused.$" 60 ||
         fail "no divergence message for the NaN injected at step 150"
     s1=$(shot_step) || fail "F12 wrote no screenshot"
-    sleep 1
+    sleep 1   # watched for 1 s: it stays paused
     s2=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$s1" = 150 ] && [ "$s2" = 150 ] || fail "training should stay paused at step 150 (screenshots at steps $s1, $s2)"
     key ctrl+z
@@ -49,7 +49,6 @@ window_session 300 "" '
             fail "$fault@250: no message, or not the expected one"
         grep -qx "attnlab: saved the last good state (step 200) to attnlab_autosave.safetensors" $fault.out ||
             fail "$fault@250: the Checkpoint section does not say the good state was saved"
-        sleep 1
         kill -0 "$pid" 2>/dev/null || fail "$fault@250: attnlab died"
         s=$(shot_step) || fail "$fault@250: the window stopped answering (F12 wrote nothing)"
         [ "$s" = 249 ] || fail "$fault@250: the window shows step $s, the fault came before step 250"

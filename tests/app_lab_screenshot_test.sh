@@ -7,9 +7,8 @@ BIN=${1:?usage: $0 attnlab corpus [demo...]}
 CORPUS=${2:?usage: $0 attnlab corpus [demo...]}
 shift 2
 DEMOS=("${@:-matmul}")
-for tool in xvfb-run convert identify awk; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb xauth imagemagick)"; exit 77; }
-done
+. "$(dirname "$0")/window_session.sh"
+need_tools xvfb-run convert identify awk
 
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -17,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 for DEMO in "${DEMOS[@]}"; do
     PNG=$OUT/$DEMO.png
-    ATTNLAB_LAB_DEMO=$DEMO timeout 600 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --validation --exit-after-steps 5 \
+    ATTNLAB_LAB_DEMO=$DEMO window_run 600 --validation --exit-after-steps 5 \
         --screenshot "$PNG" --data "$CORPUS" --eval-interval 5 --eval-iters 2 >"$OUT/stdout" 2>"$OUT/stderr"
     rc=$?
     cat "$OUT/stdout"

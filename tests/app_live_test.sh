@@ -34,10 +34,9 @@ window_session 300 "" '
     type_batch() {
         local d
         edit_batch
-        for d in "$@"; do xdotool type --window "$wid" "$d"; frame_seen; sleep 0.3; done
+        for d in "$@"; do xdotool type --window "$wid" "$d"; frame_seen; done
         enter
-        sleep 0.5
-        save_checkpoint app.out
+        save_checkpoint app.out   # after the edit: the training thread takes commands in order
     }
     type_batch 5 0 0 0
     b=$(batch_in_checkpoint)

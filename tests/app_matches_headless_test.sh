@@ -5,7 +5,8 @@
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
-command -v xvfb-run >/dev/null || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb xauth)"; exit 77; }
+. "$(dirname "$0")/window_session.sh"
+need_tools xvfb-run
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -13,7 +14,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 timeout 600 "$BIN" --headless --quiet --data "$CORPUS" --preset single-head --max-iters 40 --eval-interval 20 \
     --eval-iters 5 --sample-chars 0 --metrics "$OUT/A.csv" >"$OUT/a.out" 2>&1 ||
     { cat "$OUT/a.out" >&2; fail "headless run failed"; }
-timeout 600 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --data "$CORPUS" --preset single-head --exit-after-steps 40 \
+window_run 600 --data "$CORPUS" --preset single-head --exit-after-steps 40 \
     --eval-interval 20 --eval-iters 5 --max-iters 40 --metrics "$OUT/B.csv" >"$OUT/b.out" 2>&1 ||
     { cat "$OUT/b.out" >&2; fail "window run failed"; }
 

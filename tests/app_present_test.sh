@@ -22,13 +22,20 @@ window_session 400 "import compare convert" '
 
     # server_matches_app W H LABEL: the window as the X server has it is W x H and matches an F12 screenshot
     server_matches_app() {
-        rm -f attnlab_step*.png
-        key F12
-        wait_for_file() { local i; for ((i = 0; i < 100; i++)); do ls attnlab_step*.png >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
-        wait_for_file || fail "$3: F12 wrote no screenshot"
-        sleep 0.5
-        local app server
-        app=$(ls attnlab_step*.png | head -1)
+        local i j app server
+        # F12 until the app draws at W x H (after a resize its next frames do), then once more: that later frame
+        # has started, so the screenshot'"'"'s frame has reached the X server
+        for ((i = 0; i < 20; i++)); do
+            rm -f attnlab_step*.png
+            key F12
+            for ((j = 0; j < 100; j++)); do ls attnlab_step*.png >/dev/null 2>&1 && break; sleep 0.1; done
+            app=$(ls attnlab_step*.png 2>/dev/null | head -1)
+            [ -n "$app" ] || fail "$3: F12 wrote no screenshot"
+            [ "$(convert "$app" -format "%wx%h" info:)" = "$1x$2" ] && break
+        done
+        mv "$app" app.png
+        app=app.png
+        shot_step >/dev/null || fail "$3: F12 wrote no screenshot"
         import -window "$wid" server.png || fail "$3: import could not read the window"
         local size
         size=$(convert server.png -format "%wx%h" info:)
@@ -43,7 +50,7 @@ window_session 400 "import compare convert" '
         total=$(( $1 * $2 ))
         echo "$3: ${size}, $colours colours, $diff of $total pixels differ from the F12 screenshot"
         [ "$diff" -le $(( total / 50 )) ] || fail "$3: the X server shows another picture than the app drew ($diff pixels differ)"
-        rm -f attnlab_step*.png server.png
+        rm -f attnlab_step*.png server.png app.png
     }
 
     for mode in default x11-shm swapchain; do
@@ -52,7 +59,7 @@ window_session 400 "import compare convert" '
         rm -f attnlab_autosave.safetensors  # the run before autosaved at quit: no resume prompt (nothing trains under it)
         start $mode.out --eval-interval 50
         wait_steps 30 || fail "$mode: the window did not train 30 steps within 60 s"
-        if [ $mode = x11-shm ]; then   # tooltips and the Lab over the panels, then gone again
+        if [ $mode = x11-shm ]; then   # tooltips and the Lab over the panels, then gone again (a user'"'"'s pace)
             for xy in "60 360" "200 540" "400 70" "700 600" "1000 200" "640 790"; do
                 xdotool mousemove --window "$wid" $xy; sleep 0.4
             done
@@ -63,7 +70,6 @@ window_session 400 "import compare convert" '
         read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
         server_matches_app "$W" "$H" "$mode"
         xdotool windowsize --sync "$wid" 900 600 || fail "$mode: xdotool could not resize the window"
-        sleep 1.5
         read -r W H <<<"$(xdotool getwindowgeometry --shell "$wid" | awk -F= "/^WIDTH/{w=\$2} /^HEIGHT/{h=\$2} END{print w, h}")"
         [ "$W" -lt 1280 ] || fail "$mode: the window was not resized (${W}x${H})"
         server_matches_app "$W" "$H" "$mode, resized"

@@ -14,7 +14,6 @@ window_session 300 "" '
     wait_steps 2 || fail "the window did not train"
     near() { awk -v a="$1" -v b="$2" "BEGIN { d = a - b; exit !(d < 1e-6 && d > -1e-6) }"; }
     xdotool mousemove --window "$wid" 150 400 click --repeat 20 --delay 30 5   # scroll Controls to its end
-    sleep 0.5
     new_layout
     click_on preset_combo
     new_layout   # the list open

@@ -17,7 +17,6 @@ window_session 300 "" '
     ! grep "draw as" app.out || fail "tiny Shakespeare: characters said to have no glyph"
 
     xdotool mousemove --window "$wid" 150 400 click --repeat 20 --delay 30 5   # scroll Controls to its end
-    sleep 0.5
     new_layout   # where the corpus field and Apply & restart are (click_on, window_driver.sh)
     # frame_seen: F12 and its screenshot back (shot_step): a frame has started since every key sent before it (they
     # are taken in order), however slow the frames of a loaded host

@@ -5,9 +5,9 @@
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
-for tool in xvfb-run convert identify awk; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (apt-get install xvfb xauth imagemagick)"; exit 77; }
-done
+. "$(dirname "$0")/window_session.sh"
+need_tools xvfb-run convert identify awk
+BIN=$(realpath "$BIN") CORPUS=$(realpath "$CORPUS")   # the last run is in another folder
 # Without a display: one line that suggests --headless, exit 2.
 msg=$(env -u DISPLAY -u WAYLAND_DISPLAY "$BIN" --data "$CORPUS" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] && [[ "$msg" == *--headless* ]] ||
@@ -18,7 +18,7 @@ trap 'rm -rf "$OUT"' EXIT
 PNG=$OUT/x.png
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-timeout 600 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --validation --exit-after-steps 30 --screenshot "$PNG" \
+window_run 600 --validation --exit-after-steps 30 --screenshot "$PNG" \
     --data "$CORPUS" --eval-interval 10 --eval-iters 5 >"$OUT/stdout" 2>"$OUT/stderr"
 rc=$?
 cat "$OUT/stdout"
@@ -91,7 +91,7 @@ echo "status bar: $nbar text pixels, $nedge at the right edge"
 # U+FFFD. (A '?' would be ambiguous: the corpus has real ones.)
 ! grep "draw as" "$OUT/stdout" || fail "tiny Shakespeare: characters said to have no glyph"
 for i in $(seq 500); do printf 'caf\xc3\xa9 na\xc3\xafve \xce\xa9\xce\xbc\xce\xad\xce\xb3\xce\xb1 \xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 \xe4\xb8\xad\xe6\x96\x87 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x98\x80 Stra\xc3\x9fe\n'; done >"$OUT/uni.txt"
-timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 2 --data "$OUT/uni.txt" \
+window_run 300 --exit-after-steps 2 --data "$OUT/uni.txt" \
     --preset single-head --eval-interval 2 --eval-iters 2 >"$OUT/uni.stdout" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$OUT/uni.stdout" >&2; fail "attnlab on a Unicode corpus exited $rc"; }
@@ -101,7 +101,7 @@ grep -q "^attnlab: 1 of the corpus's 31 characters draw as .* (e.g. .* (U+1F600)
 
 # --exit-after-steps on a run that diverges first (training pauses): exit 2 with the reason, not a window that waits
 # for ever
-timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 100 --inject-fault nan@30 --data "$CORPUS" \
+window_run 120 --exit-after-steps 100 --inject-fault nan@30 --data "$CORPUS" \
     --preset bigram --eval-iters 2 >"$OUT/nan.stdout" 2>"$OUT/nan.stderr"
 rc=$?
 [ $rc -eq 2 ] && grep -q "^error: The loss became NaN/Inf at step 30" "$OUT/nan.stderr" ||
@@ -110,7 +110,7 @@ rc=$?
 # --exit-after-steps (scripts, tests) never touches the user's autosave in the folder, not even with the last good
 # state after a device failure: exit 2 with the error, the file as it was
 mkdir -p "$OUT/keep" && echo "the user's run" >"$OUT/keep/attnlab_autosave.safetensors"
-(cd "$OUT/keep" && timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" "$BIN" --exit-after-steps 300 --inject-fault oom@150 \
+(cd "$OUT/keep" && window_run 120 --exit-after-steps 300 --inject-fault oom@150 \
     --data "$CORPUS" --preset bigram --eval-iters 2 >oom.stdout 2>oom.stderr)
 rc=$?
 [ $rc -eq 2 ] && grep -q "^error: the GPU ran out of memory" "$OUT/keep/oom.stderr" ||

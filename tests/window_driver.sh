@@ -84,6 +84,33 @@ wait_steps() {
     return 1
 }
 
+# shows_step N: until an F12 screenshot shows step N (the window publishes what its training thread did at its next
+# frame), for at most 10 s; echoes the last step seen, false if it never was N
+shows_step() {
+    local i s=
+    for ((i = 0; i < 50; i++)); do
+        s=$(shot_step) || fail "F12 wrote no screenshot"
+        [ "$s" = "$1" ] && break
+        sleep 0.2
+    done
+    echo "$s"
+    [ "$s" = "$1" ]
+}
+
+# wait_exit SECONDS: until attnlab ($pid) has exited, then rc is its exit code and pid is cleared; false (rc unset)
+# if it still runs after SECONDS
+wait_exit() {
+    local i
+    for ((i = 0; i < $1 * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && return 1
+    wait "$pid"
+    rc=$?
+    pid=
+}
+
 # close_window: the window manager's close (Alt+F4 in openbox, as a user would), then the exit code must be 0
 # (Alt+F4 again every 10 s while it runs: a synthetic key press can go missing on a loaded machine)
 close_window() {
@@ -112,15 +139,22 @@ headless_resume() {
     grep -oE "^resumed $1 at step [0-9]+" <<<"$out" | grep -oE "[0-9]+$" || { echo "$out" >&2; return 1; }
 }
 
-# The widgets' places: with ATTN_SHOT_LAYOUT=1 each F12 screenshot also writes a layout sidecar (NAME x y w h lines).
-# new_layout: F12, then its sidecar copied to ./layout (keys are taken in order: it shows every key sent before it)
+# The widgets' places: with ATTN_SHOT_LAYOUT=1 each F12 screenshot also writes a layout sidecar (NAME x y w h lines;
+# renamed into place, so complete once it appears).
+# new_layout: F12 until two sidecars in a row agree (keys are taken in order: the first shows every key and click sent
+# before it; the second that nothing was still moving, a scroll or a line that came in), copied to ./layout
 new_layout() {
-    local i
-    rm -f attnlab_step*
-    key F12
-    for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
-    sleep 0.3
-    cp attnlab_step*.png.layout layout 2>/dev/null || fail "F12 wrote no layout"
+    local i try
+    rm -f layout
+    for ((try = 0; try < 10; try++)); do
+        rm -f attnlab_step*
+        key F12
+        for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
+        ls attnlab_step*.png.layout >/dev/null 2>&1 || fail "F12 wrote no layout"
+        if [ -f layout ] && cmp -s layout attnlab_step*.png.layout; then rm -f attnlab_step*; return 0; fi
+        cp attnlab_step*.png.layout layout
+    done
+    fail "the widgets kept moving: ten F12 layouts in a row differ"
 }
 # layout_field NAME N: the Nth number of NAME in ./layout
 layout_field() { awk -v k="$1" -v n="$2" '$1 == k { print $(n + 1) }' layout; }
