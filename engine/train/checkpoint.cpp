@@ -49,8 +49,25 @@ static Config config_from_json(const json& j) {
 }
 
 // Writes header + data to path atomically, the checksum patched into the header.
-static void write_safetensors(const std::string& path, json header, const std::vector<const std::vector<float>*>& datas,
-                              const std::vector<std::pair<size_t, size_t>>& spans) {
+// The tensors' bytes, in the order of their data_offsets.
+struct Blob {
+    const void* data;
+    size_t bytes;
+};
+
+// Builds the header entries and blobs of a file's tensors, each after the one before.
+struct TensorWriter {
+    json header;
+    std::vector<Blob> blobs;
+    size_t off = 0;  // bytes
+    void add(const std::string& name, const char* dtype, const std::vector<int>& shape, const void* data, size_t bytes) {
+        header[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {off, off + bytes}}};
+        blobs.push_back({data, bytes});
+        off += bytes;
+    }
+};
+
+static void write_safetensors(const std::string& path, json header, const std::vector<Blob>& blobs) {
     header["__metadata__"]["checksum"] = CHECKSUM_PLACEHOLDER;
     std::string h = header.dump();
     while (h.size() % 8) h += ' ';  // safetensors pads the header with spaces to 8 bytes
@@ -58,8 +75,7 @@ static void write_safetensors(const std::string& path, json header, const std::v
     // checksum over the whole file with the placeholder in place
     uint64_t sum = fnv1a(reinterpret_cast<const char*>(&hlen), 8);
     sum = fnv1a(h.data(), h.size(), sum);
-    for (size_t i = 0; i < datas.size(); i++)
-        sum = fnv1a(reinterpret_cast<const char*>(datas[i]->data() + spans[i].first), spans[i].second * 4, sum);
+    for (const Blob& b : blobs) sum = fnv1a(static_cast<const char*>(b.data), b.bytes, sum);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
     size_t at = h.find(CHECKSUM_PLACEHOLDER);
@@ -91,7 +107,7 @@ static void write_safetensors(const std::string& path, json header, const std::v
     };
     put(&hlen, 8);
     put(h.data(), h.size());
-    for (size_t i = 0; i < datas.size(); i++) put(datas[i]->data() + spans[i].first, spans[i].second * 4);
+    for (const Blob& b : blobs) put(b.data, b.bytes);
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         ::unlink(tmp.c_str());
         throw Error("writing checkpoint '" + path + "' failed at fsync; the previous file is untouched");
@@ -102,22 +118,50 @@ static void write_safetensors(const std::string& path, json header, const std::v
     }
 }
 
+// The time-lapse as tensors: timelapse.steps (S,) I32, .attention (S, L, NH, P, P) F16, .char_loss (S, P-1) F32,
+// .top_ids (S, P, 5) I32, .top_p (S, P, 5) F32, .tokens (P,) I32; the probe's text in the metadata. The snapshots'
+// vectors are concatenated here (the blobs point into `keep`).
+static void add_timelapse(TensorWriter& w, const TimeLapse& tl, std::vector<std::vector<char>>& keep) {
+    if (tl.empty()) return;
+    int S = int(tl.snapshots().size()), P = tl.length(), L = tl.n_layer(), NH = tl.n_head();
+    auto cat = [&](auto member, size_t elem) {
+        std::vector<char> out;
+        for (const auto& snap : tl.snapshots()) {
+            const auto& v = snap.*member;
+            const char* b = reinterpret_cast<const char*>(v.data());
+            out.insert(out.end(), b, b + v.size() * elem);
+        }
+        keep.push_back(std::move(out));
+        return keep.back().data();
+    };
+    std::vector<int32_t> steps, toks(tl.tokens().begin(), tl.tokens().end());
+    for (const auto& snap : tl.snapshots()) steps.push_back(snap.step);
+    auto raw = [&](const auto& v) {
+        const char* b = reinterpret_cast<const char*>(v.data());
+        keep.emplace_back(b, b + v.size() * sizeof(v[0]));
+        return keep.back().data();
+    };
+    w.add("timelapse.tokens", "I32", {P}, raw(toks), size_t(P) * 4);
+    w.add("timelapse.steps", "I32", {S}, raw(steps), size_t(S) * 4);
+    w.add("timelapse.attention", "F16", {S, L, NH, P, P}, cat(&ProbeSnapshot::att, 2), size_t(S) * L * NH * P * P * 2);
+    w.add("timelapse.char_loss", "F32", {S, P - 1}, cat(&ProbeSnapshot::char_loss, 4), size_t(S) * (P - 1) * 4);
+    w.add("timelapse.top_ids", "I32", {S, P, k_probe_top}, cat(&ProbeSnapshot::top_ids, 4), size_t(S) * P * k_probe_top * 4);
+    w.add("timelapse.top_p", "F32", {S, P, k_probe_top}, cat(&ProbeSnapshot::top_p, 4), size_t(S) * P * k_probe_top * 4);
+}
+
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<ParamInfo>& layout) {
-    json header;
-    std::vector<const std::vector<float>*> datas;
-    std::vector<std::pair<size_t, size_t>> spans;
-    size_t off = 0;
+    TensorWriter w;
     auto add = [&](const std::string& name, const ParamInfo& pi, const std::vector<float>& flat) {
-        header[name] = {{"dtype", "F32"}, {"shape", pi.shape}, {"data_offsets", {off * 4, (off + pi.count) * 4}}};
-        datas.push_back(&flat);
-        spans.emplace_back(pi.offset, pi.count);
-        off += pi.count;
+        w.add(name, "F32", pi.shape, flat.data() + pi.offset, pi.count * 4);
     };
     for (const auto& pi : layout) add(pi.name, pi, ck.state.params);
     for (const auto& pi : layout) add("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
     for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
     json hist = {{"evals", json::array()}, {"step_losses", ck.history.step_losses}};
     for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val, e.tps});
+    std::vector<std::vector<char>> keep;
+    add_timelapse(w, ck.timelapse, keep);
+    json& header = w.header;
     json rng = {{"train", std::vector<uint64_t>(ck.state.rng, ck.state.rng + 4)},
                 {"eval", std::vector<uint64_t>(ck.state.eval_rng, ck.state.eval_rng + 4)}};
     // safetensors metadata values are strings: each holds JSON
@@ -125,24 +169,18 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
                               {"config", config_to_json(ck.config).dump()}, {"vocab", json(ck.vocab).dump()},
                               {"corpus", ck.corpus}, {"step", std::to_string(ck.state.step)}, {"rng", rng.dump()},
                               {"history", hist.dump()}};
-    write_safetensors(path, header, datas, spans);
+    if (!ck.timelapse.empty())
+        header["__metadata__"]["timelapse"] = json{{"probe", ck.timelapse.text()}}.dump();
+    write_safetensors(path, header, w.blobs);
 }
 
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, std::vector<float>>>& tensors,
                   const std::vector<std::vector<int>>& shapes, const std::string& metadata_json) {
-    json header;
-    std::vector<const std::vector<float>*> datas;
-    std::vector<std::pair<size_t, size_t>> spans;
-    size_t off = 0;
-    for (size_t i = 0; i < tensors.size(); i++) {
-        size_t n = tensors[i].second.size();
-        header[tensors[i].first] = {{"dtype", "F32"}, {"shape", shapes[i]}, {"data_offsets", {off * 4, (off + n) * 4}}};
-        datas.push_back(&tensors[i].second);
-        spans.emplace_back(0, n);
-        off += n;
-    }
-    header["__metadata__"] = {{"format", "attnlab-tensors"}, {"info", metadata_json}};
-    write_safetensors(path, header, datas, spans);
+    TensorWriter w;
+    for (size_t i = 0; i < tensors.size(); i++)
+        w.add(tensors[i].first, "F32", shapes[i], tensors[i].second.data(), tensors[i].second.size() * 4);
+    w.header["__metadata__"] = {{"format", "attnlab-tensors"}, {"info", metadata_json}};
+    write_safetensors(path, w.header, w.blobs);
 }
 
 void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked,
@@ -204,6 +242,63 @@ Checkpoint load_checkpoint(const std::string& path) {
     if (!f) throw Error("cannot read checkpoint '" + path + "': " + std::strerror(errno) + " (check its permissions)");
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     return parse_checkpoint(bytes, path);
+}
+
+// The time-lapse tensors (add_timelapse), checked against each other and the model's shape.
+template <typename Bad>
+static void read_timelapse(Checkpoint& ck, const json& header, const json& meta, const char* data, size_t data_len,
+                           const Bad& bad) {
+    auto tensor = [&](const std::string& name, const char* dtype, size_t elem, std::vector<int> shape) {
+        if (!header.contains(name)) throw bad("lacks tensor '" + name + "' of its time-lapse");
+        const json& t = header[name];
+        if (t.value("dtype", "") != dtype || t.at("shape").get<std::vector<int>>() != shape)
+            throw bad("tensor '" + name + "' has the wrong type or shape");
+        size_t n = elem;
+        for (int d : shape) n *= size_t(d);
+        auto o = t.at("data_offsets").get<std::vector<size_t>>();
+        if (o.size() != 2 || o[1] < o[0] || o[1] > data_len || o[1] - o[0] != n) throw bad("tensor '" + name + "' points outside the file");
+        return std::make_pair(data + o[0], n);
+    };
+    try {
+        int S = header.at("timelapse.steps").at("shape").at(0).get<int>();
+        int P = header.at("timelapse.tokens").at("shape").at(0).get<int>();
+        const Config& c = ck.config;
+        int L = c.kind == ModelKind::Bigram ? 0 : c.n_layer, NH = c.kind == ModelKind::Bigram ? 0 : c.n_head;
+        if (S < 1 || P < 1 || P > c.block_size) throw bad("holds a time-lapse of a shape its model cannot have");
+        auto copy = [](auto& v, std::pair<const char*, size_t> src, size_t at, size_t count) {
+            v.resize(count);
+            std::memcpy(v.data(), src.first + at * sizeof(v[0]), count * sizeof(v[0]));
+        };
+        std::vector<int32_t> toks, steps;
+        copy(toks, tensor("timelapse.tokens", "I32", 4, {P}), 0, size_t(P));
+        copy(steps, tensor("timelapse.steps", "I32", 4, {S}), 0, size_t(S));
+        auto att = tensor("timelapse.attention", "F16", 2, {S, L, NH, P, P});
+        auto loss = tensor("timelapse.char_loss", "F32", 4, {S, P - 1});
+        auto ids = tensor("timelapse.top_ids", "I32", 4, {S, P, k_probe_top});
+        auto tp = tensor("timelapse.top_p", "F32", 4, {S, P, k_probe_top});
+        std::vector<uint32_t> tokens;
+        for (int32_t t : toks) {
+            if (t < 0 || size_t(t) >= ck.vocab.size()) throw bad("holds a time-lapse probe outside its vocabulary");
+            tokens.push_back(uint32_t(t));
+        }
+        std::string text = json::parse(meta.at("timelapse").get<std::string>()).at("probe").get<std::string>();
+        ck.timelapse.reset(std::move(tokens), std::move(text), L, NH);
+        ck.timelapse.set_budget(~size_t(0));  // as saved; the run that resumes it sets its own
+        size_t natt = size_t(L) * NH * P * P, nloss = size_t(P - 1), ntop = size_t(P) * k_probe_top;
+        for (int i = 0; i < S; i++) {
+            ProbeSnapshot snap;
+            snap.step = steps[i];
+            copy(snap.att, att, i * natt, natt);
+            copy(snap.char_loss, loss, i * nloss, nloss);
+            copy(snap.top_ids, ids, i * ntop, ntop);
+            copy(snap.top_p, tp, i * ntop, ntop);
+            ck.timelapse.add(std::move(snap));
+        }
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception&) {
+        throw bad("has a damaged time-lapse");
+    }
 }
 
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
@@ -279,6 +374,7 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
         read("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
         read("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
     }
+    if (header.contains("timelapse.steps")) read_timelapse(ck, header, meta, data, data_len, bad);
     return ck;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "train/timelapse.h"
 
 namespace attn {
 
@@ -34,6 +35,7 @@ struct Checkpoint {
     std::string corpus;           // path it was trained on (informational)
     TrainerState state;
     RunHistory history;
+    TimeLapse timelapse;  // empty: none recorded (or a checkpoint from before time-lapses)
 };
 
 constexpr int CHECKPOINT_VERSION = 1;

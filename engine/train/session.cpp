@@ -26,13 +26,62 @@ bool inject_fault(Trainer& tr, FaultInjection& f) {
 }
 
 Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas)
-    : m_ctx(ctx), m_data(data), m_trainer(std::make_unique<Trainer>(ctx, data, cfg, replicas)) {}
+    : m_ctx(ctx), m_data(data), m_trainer(std::make_unique<Trainer>(ctx, data, cfg, replicas)) {
+    set_probe(default_probe(data, cfg.block_size));
+}
 
-void Session::resume(const Checkpoint& ck) {
+std::string Session::resume(const Checkpoint& ck) {
     m_trainer->import_state(ck.state);
     m_history = ck.history;
     m_diverged = false;
     update_metrics();
+    if (ck.timelapse.empty()) {
+        m_timelapse.clear();
+        return "the checkpoint holds no attention time-lapse (saved before they were recorded): it starts at step " +
+               std::to_string(step_count());
+    }
+    size_t budget = m_timelapse.budget();
+    m_timelapse = ck.timelapse;
+    m_timelapse.set_budget(budget);
+    return "";
+}
+
+std::string Session::default_probe(const Dataset& data, int block_size) {
+    const auto& toks = data.tokens();
+    size_t from = data.n_train(), n = std::min<size_t>(size_t(block_size), data.n_val());
+    return data.decode(std::vector<uint32_t>(toks.begin() + long(from), toks.begin() + long(from + n)));
+}
+
+std::vector<uint32_t> Session::probe_tokens(const Dataset& data, const std::string& text, int block_size,
+                                            std::string* note) {
+    std::vector<uint32_t> tokens = data.encode(text);
+    std::string said, unknown = data.unknown_chars(text);
+    if (tokens.empty())
+        throw Error("the probe has no character of the corpus" + (unknown.empty() ? "" : " (" + unknown + ")") +
+                    ": type text made of the corpus's characters");
+    if (!unknown.empty()) said = "left out of the probe, not in the corpus: " + unknown;
+    size_t T = size_t(block_size);
+    if (tokens.size() > T) {
+        tokens.erase(tokens.begin(), tokens.end() - long(T));
+        said += std::string(said.empty() ? "" : "; ") + "the probe is longer than the block size (" +
+                std::to_string(T) + "): its last " + std::to_string(T) + " characters are used";
+    }
+    if (note) *note = said;
+    return tokens;
+}
+
+std::string Session::set_probe(const std::string& text) {
+    std::string note;
+    std::vector<uint32_t> tokens = probe_tokens(m_data, text, config().block_size, &note);
+    if (tokens == m_timelapse.tokens()) return note;
+    m_timelapse.reset(tokens, m_data.decode(tokens), m_trainer->model().n_layer(), m_trainer->model().n_head());
+    return note;
+}
+
+const ProbeSnapshot& Session::record_probe() {
+    int step = step_count();
+    if (!m_timelapse.has_step(step)) m_timelapse.add(m_trainer->probe(m_timelapse.tokens()));
+    return *m_timelapse.nearest(step);
 }
 
 bool Session::evaluation_due() const {
@@ -42,11 +91,13 @@ bool Session::evaluation_due() const {
 }
 
 SessionStep Session::step() {
-    inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
     using clock = std::chrono::steady_clock;
-    auto t0 = clock::now();
     SessionStep s;
+    clock::time_point t0;
     try {
+        if (timelapse_due(step_count()) && !m_timelapse.has_step(step_count())) record_probe();
+        inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
+        t0 = clock::now();
         s.result = m_trainer->step();
     } catch (const DeviceError& e) {
         if (m_events) m_events->device_failed(e.what());
@@ -74,6 +125,7 @@ SessionEval Session::evaluate(const std::function<void(int, int)>& progress) {
     m_train_s_since_eval = 0;
     out.eval = {step_count(), e.train, e.val, m_last_tps};
     m_history.evals.push_back(out.eval);
+    record_probe();
     update_metrics();
     if (m_events) m_events->evaluated(out);
     return out;
@@ -94,7 +146,7 @@ SessionSample Session::sample(const std::string& prompt, int n_chars, uint64_t s
 }
 
 Checkpoint Session::checkpoint() {
-    return {m_trainer->config(), m_data.vocab(), m_data.name(), m_trainer->export_state(), m_history};
+    return {m_trainer->config(), m_data.vocab(), m_data.name(), m_trainer->export_state(), m_history, m_timelapse};
 }
 
 void Session::save(const std::string& path) {
@@ -182,13 +234,17 @@ void Session::revert_to_good() {
     if (!m_has_good) throw Error("no good state is kept to revert to");
     m_trainer->import_state(m_good.state);
     m_history = m_good.history;
+    m_timelapse.truncate_after(m_good.state.step);
     m_diverged = false;
     update_metrics();
 }
 
 void Session::save_good_state(const std::string& path) {
     if (!m_has_good) throw Error("no good state is kept");
-    save_checkpoint(path, m_good, m_trainer->model().params_info());
+    Checkpoint ck = m_good;
+    ck.timelapse = m_timelapse;
+    ck.timelapse.truncate_after(ck.state.step);
+    save_checkpoint(path, ck, m_trainer->model().params_info());
 }
 
 }  // namespace attn

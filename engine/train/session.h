@@ -76,9 +76,10 @@ public:
     void set_fault(const FaultInjection& f) { m_fault = f; }
     const FaultInjection& fault() const { return m_fault; }  // kind None once it fired
 
-    // Continues a checkpoint's run: its weights, moments, RNG states and history. The caller checks first that it
-    // fits (check_resumable: vocabulary and model shape).
-    void resume(const Checkpoint& ck);
+    // Continues a checkpoint's run: its weights, moments, RNG states, history and time-lapse. The caller checks
+    // first that it fits (check_resumable: vocabulary and model shape). Returns "" or a note for the user: the
+    // checkpoint holds no time-lapse (saved before they were recorded), which starts at this step.
+    std::string resume(const Checkpoint& ck);
 
     // The lecture's schedule: an evaluation at every eval_interval-th step and at max_iters, once a step (a run
     // resumed at a step it evaluated before saving does not repeat it, which would shift the eval batches).
@@ -120,6 +121,22 @@ public:
     void write_metrics_to(const std::string& path);
     const std::string& metrics_error() const { return m_metrics_error; }
 
+    // The attention time-lapse (train/timelapse.h): snapshots of the probe at the steps timelapse_due names and at
+    // every evaluation, each taken before the step of that count runs (step 0: the initial weights).
+    const TimeLapse& timelapse() const { return m_timelapse; }
+    // The probe: the characters of `text` the corpus knows, the last block_size of them. Returns "" or a note (the
+    // characters left out, the part cut off). Throws attn::Error when no character is known. Another probe than
+    // the recorded one starts the history anew.
+    std::string set_probe(const std::string& text);
+    // The default probe: the first block_size characters of the validation split.
+    static std::string default_probe(const Dataset& data, int block_size);
+    // A probe's tokens as set_probe takes them (the known characters, the last block_size); *note as it returns.
+    static std::vector<uint32_t> probe_tokens(const Dataset& data, const std::string& text, int block_size,
+                                              std::string* note);
+    void set_history_budget(size_t bytes) { m_timelapse.set_budget(bytes); }
+    // A snapshot of the current weights unless one of this step is recorded; returns it (Trainer::probe).
+    const ProbeSnapshot& record_probe();
+
     // The last good state, kept in host memory for Revert after divergence and for a rescue after a device
     // failure: models under k_good_state_params parameters, whose weights are finite.
     static constexpr size_t k_good_state_params = 50'000'000;
@@ -136,6 +153,7 @@ private:
     std::unique_ptr<Trainer> m_trainer;
     RunHistory m_history;
     SessionEvents* m_events = nullptr;
+    TimeLapse m_timelapse;
     FaultInjection m_fault;
     bool m_diverged = false;
     // training speed since the last evaluation (its tokens/s); m_last_tps stays when no step ran between two

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <numeric>
 
 #include "ops/adamw.h"
 #include "ops/attention.h"
@@ -153,6 +154,11 @@ void Trainer::build_programs() {
         m_gen_prog->begin();
         m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
         m_gen_prog->end();
+        // the probe: the same one-sequence forward with its per-token losses
+        m_probe_prog = std::make_unique<Program>(m_ctx);
+        m_probe_prog->begin();
+        m_model->record_forward(*m_probe_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, true, false);
+        m_probe_prog->end();
 
         m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
         m_eval_prog->begin();
@@ -408,6 +414,54 @@ bool Trainer::preview_attention() {
 
 std::vector<float> Trainer::read_attention() const {
     return m_att_display.read<float>(m_att_display.bytes() / 4);
+}
+
+ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits_out) {
+    int T = m_cfg.block_size, V = m_data.vocab_size(), P = int(tokens.size());
+    if (P < 1 || P > T)
+        throw Error("a probe holds 1 to " + std::to_string(T) + " characters (the block size); this one " +
+                    std::to_string(P));
+    flush();
+    auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
+    std::memset(gt, 0, (T + 1) * 4);
+    std::memcpy(gt, tokens.data(), P * 4);
+    m_probe_prog->run();
+
+    ProbeSnapshot s;
+    s.step = m_step;
+    int L = m_model->n_layer(), NH = m_model->n_head();
+    s.att.resize(size_t(L) * NH * P * P);
+    for (int l = 0; l < L; l++) {  // (1, NH, T, T) -> the top-left (P, P) of each head
+        std::vector<float> a = m_gen_act->blocks[l].att.read<float>(size_t(NH) * T * T);
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < P; i++)
+                for (int j = 0; j < P; j++)
+                    s.att[((size_t(l) * NH + h) * P + i) * P + j] = float_to_half(a[(size_t(h) * T + i) * T + j]);
+    }
+    std::vector<float> losses = m_gen_act->losses.read<float>(T);  // position t: -log p(token t+1 | tokens <= t)
+    s.char_loss.assign(losses.begin(), losses.begin() + (P - 1));
+    const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
+    if (logits_out) logits_out->resize(size_t(P) * V);
+    s.top_ids.resize(size_t(P) * k_probe_top);
+    s.top_p.resize(size_t(P) * k_probe_top);
+    std::vector<int> order(V);
+    std::vector<double> prob(V);
+    int K = std::min(k_probe_top, V);
+    for (int t = 0; t < P; t++) {
+        const float* row = logits + size_t(t) * m_gen_act->logits_ld;
+        if (logits_out) std::copy(row, row + V, logits_out->begin() + size_t(t) * V);
+        double mx = row[0], sum = 0;
+        for (int v = 1; v < V; v++) mx = std::max(mx, double(row[v]));
+        for (int v = 0; v < V; v++) sum += prob[v] = std::exp(double(row[v]) - mx);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                          [&](int a, int b) { return prob[a] > prob[b] || (prob[a] == prob[b] && a < b); });
+        for (int k = 0; k < k_probe_top; k++) {
+            s.top_ids[size_t(t) * k_probe_top + k] = k < K ? order[k] : -1;
+            s.top_p[size_t(t) * k_probe_top + k] = k < K ? float(prob[order[k]] / sum) : 0.0f;
+        }
+    }
+    return s;
 }
 
 std::vector<uint32_t> Trainer::last_batch_tokens(int b) const {

@@ -10,6 +10,7 @@
 #include "rng.h"
 #include "train/checkpoint.h"
 #include "train/dataset.h"
+#include "train/timelapse.h"
 
 namespace attn {
 
@@ -126,6 +127,13 @@ public:
     // The input tokens (T,) of batch element b in the last training step (or the last preview).
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
+    // What the model makes of a probe text, tokens (P,) with 1 <= P <= block_size: one forward of that one sequence
+    // at the current weights on the training kernels (no dropout; weights and random states untouched). Every layer x
+    // head's attention (the top-left P x P of the block; positions past P are padding a causal mask hides), the loss
+    // on each next character and the top-5 predictions at each position, as the time-lapse keeps them. logits, when
+    // given, receives (P, V). Throws attn::Error for an empty or too long probe.
+    ProbeSnapshot probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits = nullptr);
+
     // Parameters, AdamW moments, step and RNG states: all a checkpoint needs to resume bit for bit.
     TrainerState export_state();
     // Restores a state saved from a Trainer with the same config and vocabulary (throws otherwise).
@@ -199,7 +207,7 @@ private:
     Buffer m_hyper;         // ops::AdamWHyper, host-visible
     Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's (or preview's) attention for element m_display_b
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
-    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog, m_preview_prog;
+    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog, m_preview_prog, m_probe_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
     int m_replicas = 1;
     std::vector<std::unique_ptr<Shard>> m_shards;  // replicas() > 1: [0] on m_ctx (m_model), the others on their own

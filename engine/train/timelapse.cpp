@@ -1,0 +1,194 @@
+// The attention time-lapse's data: fp16 storage, the recording schedule, thinning, per-head summaries.
+#include "train/timelapse.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace attn {
+
+uint16_t float_to_half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+    if (exp == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));  // Inf, NaN
+    int e = int(exp) - 127 + 15;
+    if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // too large: Inf
+    if (e <= 0) {                                     // a subnormal half, or 0
+        if (e < -10) return uint16_t(sign);
+        mant |= 0x800000u;
+        uint32_t shift = uint32_t(14 - e);
+        uint32_t h = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (h & 1))) h++;
+        return uint16_t(sign | h);
+    }
+    uint32_t h = (uint32_t(e) << 10) | (mant >> 13), rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++;  // may carry into the exponent: still right
+    return uint16_t(sign | h);
+}
+
+float half_to_float(uint16_t h) {
+    uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
+    if (exp == 0x1f) {
+        x = sign | 0x7f800000u | (mant << 13);
+    } else if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else {  // subnormal: normalise
+            int e = -1;
+            do { mant <<= 1; e++; } while (!(mant & 0x400u));
+            x = sign | (uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+        }
+    } else {
+        x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+float ProbeSnapshot::att_at(int P, int NH, int l, int h, int i, int j) const {
+    return half_to_float(att[((size_t(l) * NH + h) * P + i) * P + j]);
+}
+
+double ProbeSnapshot::mean_loss() const {
+    if (char_loss.empty()) return 0;
+    double s = 0;
+    for (float v : char_loss) s += v;
+    return s / double(char_loss.size());
+}
+
+bool timelapse_due(int step) {
+    if (step < 0) return false;
+    if (step == 0) return true;
+    int m = step;
+    while (m % 10 == 0) m /= 10;
+    return m == 1 || m == 2 || m == 5;
+}
+
+void TimeLapse::reset(std::vector<uint32_t> tokens, std::string text, int n_layer, int n_head) {
+    m_tokens = std::move(tokens);
+    m_text = std::move(text);
+    m_layers = n_layer;
+    m_heads = n_head;
+    m_snaps.clear();
+    m_thinned = 0;
+}
+
+void TimeLapse::add(ProbeSnapshot s) {
+    auto at = std::lower_bound(m_snaps.begin(), m_snaps.end(), s.step,
+                               [](const ProbeSnapshot& a, int step) { return a.step < step; });
+    if (at != m_snaps.end() && at->step == s.step)
+        *at = std::move(s);
+    else
+        m_snaps.insert(at, std::move(s));
+    thin();
+}
+
+void TimeLapse::truncate_after(int step) {
+    while (!m_snaps.empty() && m_snaps.back().step > step) m_snaps.pop_back();
+}
+
+void TimeLapse::set_budget(size_t bytes) {
+    m_budget = bytes;
+    thin();
+}
+
+size_t TimeLapse::bytes() const {
+    size_t n = m_tokens.size() * 4 + m_text.size();
+    for (const auto& s : m_snaps) n += s.bytes();
+    return n;
+}
+
+void TimeLapse::thin() {
+    size_t total = bytes();
+    while (total > m_budget && m_snaps.size() > 2) {
+        size_t drop = 1;
+        double best = 1e300;
+        for (size_t i = 1; i + 1 < m_snaps.size(); i++) {
+            double gap = std::log1p(double(m_snaps[i + 1].step)) - std::log1p(double(m_snaps[i - 1].step));
+            if (gap < best) best = gap, drop = i;
+        }
+        total -= m_snaps[drop].bytes();
+        m_snaps.erase(m_snaps.begin() + long(drop));
+        m_thinned++;
+    }
+}
+
+bool TimeLapse::has_step(int step) const {
+    return std::any_of(m_snaps.begin(), m_snaps.end(), [&](const ProbeSnapshot& s) { return s.step == step; });
+}
+
+const ProbeSnapshot* TimeLapse::nearest(int step) const {
+    const ProbeSnapshot* best = nullptr;
+    for (const auto& s : m_snaps)
+        if (!best || std::abs(s.step - step) < std::abs(best->step - step)) best = &s;
+    return best;
+}
+
+std::vector<float> snapshot_head(const ProbeSnapshot& s, int P, int NH, int l, int h) {
+    std::vector<float> out(size_t(P) * P);
+    const uint16_t* src = s.att.data() + (size_t(l) * NH + h) * P * P;
+    for (size_t k = 0; k < out.size(); k++) out[k] = half_to_float(src[k]);
+    return out;
+}
+
+HeadSummary summarize_head(const std::vector<float>& att, int P, bool causal) {
+    HeadSummary out;
+    if (P < 1) return out;
+    int rows_past = 0;
+    for (int i = 0; i < P; i++) {
+        const float* row = att.data() + size_t(i) * P;
+        int n = causal ? i + 1 : P;  // the positions this row can attend to
+        double ent = 0, dist = 0;
+        for (int j = 0; j < n; j++) {
+            double p = row[j];
+            if (p > 0) ent -= p * std::log(p);
+            dist += p * std::abs(i - j);
+        }
+        out.entropy += ent;
+        out.mean_distance += dist;
+        if (i >= 1) {  // row 0 of a causal head has one choice: it says nothing
+            rows_past++;
+            out.uniformity += n > 1 ? ent / std::log(double(n)) : 1.0;
+            out.previous += row[i - 1];
+            out.current += row[i];
+            out.first += row[0];
+        }
+    }
+    out.entropy /= P;
+    out.mean_distance /= P;
+    if (rows_past > 0) {
+        out.uniformity /= rows_past;
+        out.previous /= rows_past;
+        out.current /= rows_past;
+        out.first /= rows_past;
+        if (out.previous > 0.5) out.label = "previous character";
+        else if (out.current > 0.5) out.label = "current character";
+        else if (out.first > 0.5) out.label = "first character";
+        else if (out.uniformity > 0.9) out.label = "uniform";
+    }
+    return out;
+}
+
+double mean_attention_entropy(const ProbeSnapshot& s, int P, int L, int NH) {
+    if (L == 0 || NH == 0 || P == 0) return 0;
+    double sum = 0;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < NH; h++) {
+            std::vector<float> a = snapshot_head(s, P, NH, l, h);
+            for (int i = 0; i < P; i++) {
+                double ent = 0;
+                for (int j = 0; j < P; j++) {
+                    double p = a[size_t(i) * P + j];
+                    if (p > 0) ent -= p * std::log(p);
+                }
+                sum += ent;
+            }
+        }
+    return sum / (double(L) * NH * P);
+}
+
+}  // namespace attn

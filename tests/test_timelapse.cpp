@@ -1,0 +1,249 @@
+// The attention time-lapse: fp16 storage, the schedule, thinning within the budget, head summaries, the probe
+// against the CPU twin, recorded snapshots against a fresh forward, and checkpoints with and without a time-lapse.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "corpus.h"
+#include "gpu.h"
+#include "reference/model_ref.h"
+#include "train/session.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+static std::string tmp_path(const std::string& name) { return (fs::temp_directory_path() / ("attnlab_tl_" + name)).string(); }
+
+TEST_CASE("fp16 storage rounds to nearest even and reads back", "[timelapse]") {
+    CHECK(float_to_half(0.0f) == 0x0000);
+    CHECK(float_to_half(1.0f) == 0x3c00);
+    CHECK(float_to_half(0.5f) == 0x3800);
+    CHECK(float_to_half(-2.0f) == 0xc000);
+    CHECK(float_to_half(65504.0f) == 0x7bff);
+    CHECK(float_to_half(1e6f) == 0x7c00);              // too large: Inf
+    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 1);  // the smallest subnormal
+    CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // a tie: to even (down)
+    CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // a tie: to even (up)
+    int mismatched = 0;  // every finite half reads back to itself
+    for (uint32_t h = 0; h < 0x7c00; h++) mismatched += float_to_half(half_to_float(uint16_t(h))) != h;
+    CHECK(mismatched == 0);
+    for (int i = 0; i <= 1000; i++) {  // attention weights: within half a unit of the last place (10 bits)
+        float f = i / 1000.0f, back = half_to_float(float_to_half(f));
+        CHECK(std::abs(back - f) <= std::ldexp(f, -11) + std::ldexp(1.0f, -25));
+    }
+}
+
+TEST_CASE("the time-lapse records at 0, 1, 2, 5, 10, 20, 50, ...", "[timelapse]") {
+    std::vector<int> due;
+    for (int s = 0; s <= 1000; s++)
+        if (timelapse_due(s)) due.push_back(s);
+    CHECK(due == std::vector<int>{0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000});
+    CHECK(timelapse_due(20000));
+    CHECK_FALSE(timelapse_due(30000));
+}
+
+// A snapshot of the gpt preset's size (6 layers x 6 heads, T 256) with made-up numbers.
+static ProbeSnapshot fake_snapshot(int step, int L, int NH, int P) {
+    ProbeSnapshot s;
+    s.step = step;
+    s.att.assign(size_t(L) * NH * P * P, float_to_half(0.25f));
+    s.char_loss.assign(size_t(P - 1), 1.0f);
+    s.top_ids.assign(size_t(P) * k_probe_top, 0);
+    s.top_p.assign(size_t(P) * k_probe_top, 0.2f);
+    return s;
+}
+
+TEST_CASE("thinning keeps the first and last snapshots within the budget, the gpt preset's included", "[timelapse]") {
+    const int L = 6, NH = 6, P = 256;  // the gpt preset: about 4.7 MB a snapshot in fp16
+    TimeLapse tl;
+    tl.reset(std::vector<uint32_t>(P, 1), std::string(P, 'a'), L, NH);
+    for (int step = 0; step <= 5000; step++)
+        if (timelapse_due(step) || step % 500 == 0) tl.add(fake_snapshot(step, L, NH, P));
+    CHECK(tl.bytes() <= TimeLapse::k_default_budget);
+    CHECK(tl.snapshots().size() >= 10);
+    CHECK(tl.snapshots().front().step == 0);
+    CHECK(tl.snapshots().back().step == 5000);
+    CHECK(tl.thinned() > 0);
+    // kept in step order, and early steps stay denser than late ones
+    for (size_t i = 1; i < tl.snapshots().size(); i++) CHECK(tl.snapshots()[i - 1].step < tl.snapshots()[i].step);
+    CHECK(tl.snapshots()[1].step < 100);
+    // the single-head preset's 5000 steps fit with nothing thinned
+    TimeLapse small;
+    small.reset(std::vector<uint32_t>(8, 1), "abcdefgh", 1, 1);
+    for (int step = 0; step <= 5000; step++)
+        if (timelapse_due(step) || step % 500 == 0) small.add(fake_snapshot(step, 1, 1, 8));
+    CHECK(small.thinned() == 0);
+    CHECK(small.bytes() < 64 * 1024);
+    // nearest and truncate
+    CHECK(small.nearest(480)->step == 500);
+    CHECK(small.nearest(3)->step == 2);
+    small.truncate_after(1000);
+    CHECK(small.snapshots().back().step == 1000);
+}
+
+TEST_CASE("head summaries name what a head clearly does", "[timelapse]") {
+    const int P = 8;
+    auto head = [&](auto weight) {  // causal rows, normalised
+        std::vector<float> a(P * P, 0.0f);
+        for (int i = 0; i < P; i++) {
+            double sum = 0;
+            for (int j = 0; j <= i; j++) sum += weight(i, j);
+            for (int j = 0; j <= i; j++) a[i * P + j] = float(weight(i, j) / sum);
+        }
+        return a;
+    };
+    HeadSummary prev = summarize_head(head([](int i, int j) { return j == i - 1 || (i == 0) ? 1.0 : 0.0; }), P, true);
+    CHECK(prev.label == "previous character");
+    CHECK(prev.mean_distance == Approx(7.0 / 8));
+    HeadSummary uni = summarize_head(head([](int, int) { return 1.0; }), P, true);
+    CHECK(uni.label == "uniform");
+    CHECK(uni.uniformity == Approx(1.0));
+    double want = 0;
+    for (int i = 0; i < P; i++) want += std::log(i + 1.0);
+    CHECK(uni.entropy == Approx(want / P));
+    CHECK(summarize_head(head([](int, int j) { return j == 0 ? 1.0 : 0.0; }), P, true).label == "first character");
+    CHECK(summarize_head(head([](int i, int j) { return i == j ? 1.0 : 0.0; }), P, true).label == "current character");
+    CHECK(summarize_head(head([](int i, int j) { return j == i || j == i - 1 ? 1.0 : 0.01; }), P, true).label == "");
+}
+
+static Config tiny_config() {
+    Config c;
+    c.apply_preset("single-head");
+    c.n_head = 2;
+    c.n_embd = 16;
+    c.head_size = 8;
+    c.block_size = 8;
+    c.batch_size = 4;
+    c.seed = 7;
+    return c;
+}
+
+TEST_CASE("a probe's losses and top-5 match the CPU twin's softmax", "[timelapse]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();
+    Trainer tr(test::ctx(), data, c, 1);
+    for (int i = 0; i < 20; i++) tr.step();
+    std::vector<uint32_t> probe = data.encode("to be or");  // 8 characters: the whole block
+    std::vector<float> logits;
+    ProbeSnapshot s = tr.probe(probe, &logits);
+    int P = int(probe.size()), V = data.vocab_size(), T = c.block_size;
+    REQUIRE(s.char_loss.size() == size_t(P - 1));
+    // the twin on the same sequence: its logits (1, T, V)
+    std::vector<double> flat = test::to_d(tr.model().read_params()), twin;
+    std::vector<uint32_t> toks = probe;
+    toks.push_back(0);
+    ref::model_loss(tr.model(), flat, toks, {0}, 1, nullptr, {0, 0}, &twin);
+    double mean = 0;
+    for (int t = 0; t + 1 < P; t++) {
+        const double* row = twin.data() + size_t(t) * V;
+        double mx = *std::max_element(row, row + V), sum = 0;
+        for (int v = 0; v < V; v++) sum += std::exp(row[v] - mx);
+        double want = -(row[probe[t + 1]] - mx - std::log(sum));
+        CHECK(s.char_loss[t] == Approx(want).margin(1e-4));
+        mean += want;
+    }
+    CHECK(s.mean_loss() == Approx(mean / (P - 1)).margin(1e-4));
+    for (int t = 0; t < P; t++) {  // top-5 of a CPU softmax over the GPU's logits
+        std::vector<double> p(V);
+        double mx = *std::max_element(logits.begin() + t * V, logits.begin() + (t + 1) * V), sum = 0;
+        for (int v = 0; v < V; v++) sum += p[v] = std::exp(logits[t * V + v] - mx);
+        std::vector<int> order(V);
+        for (int v = 0; v < V; v++) order[v] = v;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+        for (int k = 0; k < k_probe_top; k++) {
+            CHECK(s.top_ids[t * k_probe_top + k] == order[k]);
+            CHECK(s.top_p[t * k_probe_top + k] == Approx(p[order[k]] / sum).margin(1e-6));
+        }
+        for (int v = 0; v < V; v++) CHECK(std::abs(logits[t * V + v] - twin[size_t(t) * V + v]) < 1e-3);
+    }
+    // attention rows are causal distributions
+    for (int h = 0; h < c.n_head; h++)
+        for (int i = 0; i < P; i++) {
+            double sum = 0;
+            for (int j = 0; j < P; j++) {
+                float a = s.att_at(P, c.n_head, 0, h, i, j);
+                if (j > i) CHECK(a == 0.0f);
+                sum += a;
+            }
+            CHECK(sum == Approx(1.0).margin(2e-3));
+        }
+    (void)T;
+}
+
+TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, and checkpoints carry it",
+          "[timelapse][checkpoint]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();
+    c.eval_interval = 5;
+    c.eval_iters = 2;
+    Session run(test::ctx(), data, c, 1);
+    while (run.step_count() < 12) {
+        if (run.evaluation_due()) run.evaluate();
+        run.step();
+    }
+    const TimeLapse& tl = run.timelapse();
+    std::vector<int> steps;
+    for (const auto& s : tl.snapshots()) steps.push_back(s.step);
+    CHECK(steps == std::vector<int>{0, 1, 2, 5, 10});
+    // step 10's weights, saved then (the same schedule: estimate_loss draws its train batches from the training
+    // RNG, as the lecture's get_batch does), give the same bits as the snapshot recorded at step 10
+    std::string path = tmp_path("ten.safetensors");
+    Session again(test::ctx(), data, c, 1);
+    while (again.step_count() < 10) {
+        if (again.evaluation_due()) again.evaluate();
+        again.step();
+    }
+    again.save(path);
+    Checkpoint ck = load_checkpoint(path);
+    Trainer fresh(test::ctx(), data, c, 1);
+    fresh.import_state(ck.state);
+    ProbeSnapshot now = fresh.probe(tl.tokens());
+    const ProbeSnapshot& rec = *tl.nearest(10);
+    REQUIRE(rec.step == 10);
+    CHECK(now.att == rec.att);
+    CHECK(now.char_loss == rec.char_loss);
+    CHECK(now.top_ids == rec.top_ids);
+    CHECK(now.top_p == rec.top_p);
+    // the checkpoint holds the time-lapse of its run up to step 5 (10 is recorded at the next step or evaluation)
+    REQUIRE(!ck.timelapse.empty());
+    CHECK(ck.timelapse.text() == tl.text());
+    CHECK(ck.timelapse.tokens() == tl.tokens());
+    REQUIRE(ck.timelapse.snapshots().size() == 4);
+    for (size_t i = 0; i < 4; i++) {
+        CHECK(ck.timelapse.snapshots()[i].step == tl.snapshots()[i].step);
+        CHECK(ck.timelapse.snapshots()[i].att == tl.snapshots()[i].att);
+        CHECK(ck.timelapse.snapshots()[i].top_p == tl.snapshots()[i].top_p);
+    }
+    // resumed, the run goes on recording into it
+    Session resumed(test::ctx(), data, c, 1);
+    CHECK(resumed.resume(ck).empty());
+    CHECK(resumed.timelapse().snapshots().size() == 4);
+    resumed.step();
+    CHECK(resumed.timelapse().snapshots().back().step == 10);
+    CHECK(resumed.timelapse().snapshots().back().att == rec.att);
+    // a checkpoint from before time-lapses: none, and the resume says so
+    Checkpoint old = ck;
+    old.timelapse = TimeLapse();
+    save_checkpoint(path, old, fresh.model().params_info());
+    Checkpoint back = load_checkpoint(path);
+    CHECK(back.timelapse.empty());
+    Session from_old(test::ctx(), data, c, 1);
+    CHECK(from_old.resume(back).find("no attention time-lapse") != std::string::npos);
+    CHECK(from_old.timelapse().empty());
+    fs::remove(path);
+}
+
+TEST_CASE("a probe is the corpus's characters, the last block_size of them, said so", "[timelapse]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();
+    Session run(test::ctx(), data, c, 1);
+    CHECK(run.timelapse().text() == Session::default_probe(data, c.block_size));
+    std::string note = run.set_probe("to be? or not to be");
+    CHECK(note.find("?") != std::string::npos);
+    CHECK(note.find("its last 8 characters") != std::string::npos);
+    CHECK(run.timelapse().text() == "ot to be");
+    CHECK(test::error_of([&] { run.set_probe("???"); }).find("no character of the corpus") != std::string::npos);
+    CHECK(run.set_probe("to be").empty());
+    CHECK(run.timelapse().length() == 5);
+    CHECK(run.record_probe().char_loss.size() == 4);
+}
