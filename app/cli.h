@@ -20,6 +20,8 @@ struct RunOptions {
     int replicas = 0;          // --replicas: devices a training step runs on (0: auto, Trainer::replicas_for)
     bool list_devices = false;
     std::string metrics_path;  // CSV of evals
+    std::string probe;         // --probe: the time-lapse's text ("": Session::default_probe)
+    double history_mib = 64;   // --history-mib: the time-lapse's memory budget
     bool quiet = false;        // no progress line
     bool profile = false;      // per-kernel GPU time table at the end (headless)
     std::string save_path;     // checkpoint written at every evaluation and at the end

@@ -33,13 +33,9 @@ int run_headless(const RunOptions& o) {
     Context ctx(co);
     Session run(ctx, data, c, o.replicas);
     Trainer& tr = run.trainer();
-    if (!o.resume_path.empty()) {
-        run.resume(ck);
-        std::printf("resumed %s at step %d\n", o.resume_path.c_str(), tr.step_count());
-        if (tr.step_count() >= c.max_iters)
-            std::fprintf(stderr, "attnlab: nothing to train: the checkpoint is at step %d and --max-iters is %d (it counts "
-                                 "from step 0: give a larger one to train on)\n", tr.step_count(), c.max_iters);
-    }
+    run.set_history_budget(size_t(o.history_mib * 1048576.0));
+    if (!o.resume_path.empty()) resume_run(run, ck, o.resume_path);
+    if (!o.probe.empty()) say_note(run.set_probe(o.probe));
     if (o.profile) tr.set_profiling(true);
     print_run_header(ctx, data, c, tr);
     if (!o.metrics_path.empty()) run.write_metrics_to(o.metrics_path);
@@ -110,7 +106,7 @@ int run_headless(const RunOptions& o) {
     if (interrupt_signal()) return stopped();  // after the last step: saved, nothing more to do
     // --profile's report comes after the sample, so that its share of the time is known (a sample cut short too)
     auto report = [&] {
-        if (o.profile && prof.any()) prof.print(since(t_run), ctx.allocated_bytes() + tr.replica_bytes());
+        if (o.profile && prof.any()) prof.print(since(t_run), ctx.allocated_bytes() + tr.replica_bytes(), run.timelapse());
     };
     if (c.sample_chars > 0) {
         set_interrupt_message(save ? ("training is over and saved to " + o.save_path + ": stopping the sample").c_str()

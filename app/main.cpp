@@ -1,10 +1,12 @@
-// attnlab: entry point. `attnlab lab NAME` prints a demo; otherwise the window or, with --headless, the terminal trainer.
+// attnlab: entry point. `attnlab lab NAME` prints a demo, `attnlab inspect FILE` a checkpoint's attention; otherwise
+// the window or, with --headless, the terminal trainer.
 #include <cstdio>
 #include <cstring>
 #include <exception>
 
 #include "cli.h"
 #include "headless.h"
+#include "inspect_cli.h"
 #include "lab_cli.h"
 #include "window_app.h"
 #include "vk/context.h"
@@ -12,6 +14,8 @@
 int main(int argc, char** argv) {
     // `attnlab lab NAME`: the lecture's demonstrations as plain text
     if (argc > 1 && std::strcmp(argv[1], "lab") == 0) return attn::run_lab_command(argc - 1, argv + 1);
+    // `attnlab inspect FILE`: a checkpoint's probe, attention and predictions as text
+    if (argc > 1 && std::strcmp(argv[1], "inspect") == 0) return attn::run_inspect_command(argc - 1, argv + 1);
     attn::RunOptions o;
     int rc = attn::parse_cli(argc, argv, o);
     if (rc >= 0) return rc;

@@ -19,6 +19,22 @@ void print_run_header(const Context& ctx, const Dataset& data, const Config& c, 
         std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
+void resume_run(Session& run, const Checkpoint& ck, const std::string& path) {
+    std::string note = run.resume(ck);
+    int step = run.step_count(), max_iters = run.config().max_iters;
+    std::printf("resumed %s at step %d\n", path.c_str(), step);
+    if (step >= max_iters)
+        std::fprintf(stderr, "attnlab: nothing to train: the checkpoint is at step %d and --max-iters is %d (it counts "
+                             "from step 0: give a larger one to train on)\n", step, max_iters);
+    say_note(note);
+}
+
+void say_note(const std::string& note) {
+    if (note.empty()) return;
+    std::printf("attnlab: %s\n", note.c_str());
+    std::fflush(stdout);
+}
+
 void print_eval_line(const Context& ctx, const Trainer& tr, const SessionEval& e) {
     std::printf("step %d: train loss %.4f, val loss %.4f", e.eval.step, e.eval.train, e.eval.val);
     if (e.eval.tps > 0)

@@ -10,6 +10,11 @@ namespace attn {
 
 // "corpus: ... | preset ...: ... | N parameters", the replicas line, the heavy-model note.
 void print_run_header(const Context& ctx, const Dataset& data, const Config& c, const Trainer& tr);
+// Session::resume, then "resumed FILE at step N" and what there is to say about it (nothing left to train, no
+// time-lapse in the file).
+void resume_run(Session& run, const Checkpoint& ck, const std::string& path);
+// "attnlab: NOTE" on stdout, unless the note is empty.
+void say_note(const std::string& note);
 // The lecture's "step N: train loss X, val loss Y", with the speed since the evaluation before when there is one.
 void print_eval_line(const Context& ctx, const Trainer& tr, const SessionEval& e);
 

@@ -15,9 +15,10 @@ namespace attn {
 
 TrainingThread::TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg,
                                int exit_after_steps, const FaultInjection& fault, int replicas, bool running,
-                               const std::string& metrics_path)
+                               const std::string& metrics_path, const std::string& probe, size_t history_bytes)
     : m_ctx(ctx), m_data(std::make_unique<Dataset>(std::move(data))), m_corpus_path(corpus_path),
-      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas), m_metrics_path(metrics_path) {
+      m_exit_after(exit_after_steps), m_cfg(cfg), m_fault(fault), m_replicas(replicas), m_metrics_path(metrics_path),
+      m_probe(probe), m_history_bytes(history_bytes) {
     m_snap.cfg = cfg;
     m_snap.corpus_path = corpus_path;
     m_snap.version = 1;  // a fresh Snapshot (version 0) always takes this first copy
@@ -233,6 +234,15 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas);
     m_run->set_fault(m_fault);  // --inject-fault: once, until it fires (a rebuilt model keeps what is left of it)
     m_run->set_events(this);
+    m_run->set_history_budget(m_history_bytes);
+    if (!m_probe.empty()) {
+        try {
+            std::string note = m_run->set_probe(m_probe);
+            if (!note.empty()) std::printf("attnlab: %s\n", note.c_str());
+        } catch (const Error& e) {  // this corpus knows none of its characters: the default probe stays
+            std::printf("attnlab: %s; the time-lapse records the default probe\n", e.what());
+        }
+    }
     if (!m_metrics_path.empty()) {  // the new run's rows replace the last one's (its evaluations follow)
         try {
             m_run->write_metrics_to(m_metrics_path);
@@ -459,6 +469,9 @@ void TrainingThread::do_step(bool force_attention) {
         s.train_s += s_step;
         s.wall_s = active_s(t1);
         s.device_bytes = m_ctx.allocated_bytes();
+        s.timelapse_bytes = m_run->timelapse().bytes();
+        s.timelapse_budget = m_run->timelapse().budget();
+        s.timelapse_snapshots = int(m_run->timelapse().snapshots().size());
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
         publish();  // a NaN/Inf loss: diverged() set the message and paused
     }

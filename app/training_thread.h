@@ -85,6 +85,8 @@ struct Snapshot {
     size_t gpu_bytes = 0;                  // parameters, gradients, moments, activations and the corpus on the GPU
     int replicas = 1;                      // devices each step is split over (Trainer::replicas)
     uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
+    size_t timelapse_bytes = 0, timelapse_budget = 0;  // the attention time-lapse's host memory (Session::timelapse)
+    int timelapse_snapshots = 0;
     uint64_t model_id = 0;          // bumped on every (re)build, a loaded checkpoint included
     // checkpoints
     std::string ckpt_message;       // the last save/load/autosave outcome
@@ -110,10 +112,12 @@ public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
     // fault: --inject-fault, made to happen at its step (tests). running false: the model is built and evaluated, then
     // waits for set_running (the window's resume prompt: no run trains behind it). metrics_path: --metrics, kept by
-    // each run (Session::write_metrics_to), whose errors show in Snapshot::metrics_error.
+    // each run (Session::write_metrics_to), whose errors show in Snapshot::metrics_error. probe, history_bytes: the
+    // time-lapse's text ("": the default) and memory budget (Session::set_probe, set_history_budget).
     TrainingThread(Context& ctx, Dataset data, const std::string& corpus_path, const Config& cfg, int exit_after_steps,
                    const FaultInjection& fault = {}, int replicas = 0, bool running = true,
-                   const std::string& metrics_path = "");
+                   const std::string& metrics_path = "", const std::string& probe = "",
+                   size_t history_bytes = TimeLapse::k_default_budget);
     ~TrainingThread();  // stop()s
     // Ends the thread (autosaving first when autosave is on); the last Snapshot stays readable with poll().
     void stop();
@@ -239,6 +243,8 @@ private:
     FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)
     int m_replicas = 0;      // --replicas (0: auto)
     std::string m_metrics_path;  // --metrics (empty: none)
+    std::string m_probe;         // --probe (empty: Session::default_probe)
+    size_t m_history_bytes;      // --history-mib
     void note_metrics_locked();  // Snapshot::metrics_error from the run; m_mutex held
 
     std::atomic<bool> m_quitting{false};  // stop(): evaluations and samples under way end early (Interrupted)

@@ -270,7 +270,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
     }
     // while the resume prompt is open nothing trains: the fresh model waits for the answer
     TrainingThread tt(train_ctx, std::move(data), o.data_path, o.cfg, o.exit_after_steps, o.fault, o.replicas, !resume.open,
-                      o.metrics_path);
+                      o.metrics_path, o.probe, size_t(o.history_mib * 1048576.0));
     NoticeLog log;
 
     Panels p;

@@ -1,0 +1,238 @@
+// `attnlab inspect`: a checkpoint's probe, its attention, losses and predictions as text (inspect_cli.h).
+#include "inspect_cli.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "train/session.h"
+
+namespace attn {
+
+namespace {
+
+// Options as the user typed them.
+struct InspectOptions {
+    std::string file, probe, data;
+    int step = -1, layer = 0, head = 0, device = -1;  // layer, head: from 1 (0: not given)
+    bool list = false, has_step = false, has_probe = false;
+};
+
+// A character as the tables show it: a space as ␣, a newline as ⏎, a tab as ⇥.
+std::string glyph(const std::vector<uint32_t>& vocab, int32_t id) {
+    if (id < 0 || size_t(id) >= vocab.size()) return "?";
+    uint32_t cp = vocab[size_t(id)];
+    if (cp == ' ') return "\u2423";
+    if (cp == '\n') return "\u23ce";
+    if (cp == '\t') return "\u21e5";
+    if (cp < 32) return "^" + std::string(1, char('@' + cp));
+    return encode_utf8(cp);
+}
+
+// s padded with spaces to `width` characters (UTF-8: one column a code point), on the left (right-aligned) or right.
+std::string pad(const std::string& s, int width, bool left = true) {
+    int n = 0;
+    for (unsigned char ch : s) n += (ch & 0xc0) != 0x80;
+    std::string fill(size_t(std::max(0, width - n)), ' ');
+    return left ? fill + s : s + fill;
+}
+
+std::string decode(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens) {
+    std::string s;
+    for (uint32_t t : tokens) s += t < vocab.size() ? encode_utf8(vocab[t]) : "?";
+    return s;
+}
+
+void print_list(const std::string& file, const Checkpoint& ck) {
+    const TimeLapse& tl = ck.timelapse;
+    if (tl.empty()) {
+        std::printf("%s holds no attention time-lapse (saved before they were recorded)\n", file.c_str());
+        return;
+    }
+    int P = tl.length();
+    std::printf("%s: a time-lapse of the probe \"%s\" (%d characters): %zu snapshots, steps %d to %d, %.2f MiB\n",
+                file.c_str(), tl.text().c_str(), P, tl.snapshots().size(), tl.snapshots().front().step,
+                tl.snapshots().back().step, tl.bytes() / 1048576.0);
+    std::printf("%8s  %10s  %12s\n", "step", "probe loss", "mean entropy");
+    for (const auto& s : tl.snapshots()) {
+        if (tl.n_layer() > 0)
+            std::printf("%8d  %10.4f  %12.4f\n", s.step, s.mean_loss(), mean_attention_entropy(s, P, tl.n_layer(), tl.n_head()));
+        else
+            std::printf("%8d  %10.4f  %12s\n", s.step, s.mean_loss(), "-");
+    }
+}
+
+// The probe's characters, the loss on each (from the second on) and the top-5 predictions after each.
+void print_positions(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const ProbeSnapshot& s) {
+    std::printf("%4s %-4s %8s   %s\n", "pos", "char", "loss", "the likeliest next characters");
+    for (size_t t = 0; t < tokens.size(); t++) {
+        std::printf("%4zu %s ", t, pad(glyph(vocab, int32_t(tokens[t])), 4, false).c_str());
+        if (t == 0) std::printf("%8s   ", "-");
+        else std::printf("%8.3f   ", s.char_loss[t - 1]);
+        for (int k = 0; k < k_probe_top; k++) {
+            int32_t id = s.top_ids[t * k_probe_top + k];
+            if (id >= 0) std::printf("%s %.2f  ", glyph(vocab, id).c_str(), s.top_p[t * k_probe_top + k]);
+        }
+        std::printf("\n");
+    }
+}
+
+// One head's (P, P) attention: a table of percentages for short probes, else each row's three strongest keys.
+void print_head(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::vector<float>& a,
+                bool causal) {
+    int P = int(tokens.size());
+    if (P <= 24) {
+        std::printf("     ");
+        for (int j = 0; j < P; j++) std::printf("%s", pad(glyph(vocab, int32_t(tokens[j])), 4).c_str());
+        std::printf("   (%% of each row)\n");
+        for (int i = 0; i < P; i++) {
+            std::printf("%s ", pad(glyph(vocab, int32_t(tokens[i])), 4).c_str());
+            for (int j = 0; j < P; j++) {
+                if (causal && j > i) std::printf("%4s", "");
+                else std::printf("%4.0f", 100.0 * a[size_t(i) * P + j]);
+            }
+            std::printf("\n");
+        }
+        return;
+    }
+    for (int i = 0; i < P; i++) {
+        std::vector<int> order(causal ? i + 1 : P);
+        for (size_t j = 0; j < order.size(); j++) order[j] = int(j);
+        size_t k = std::min<size_t>(3, order.size());
+        std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
+                          [&](int x, int y) { return a[size_t(i) * P + x] > a[size_t(i) * P + y]; });
+        std::printf("%4d %s ->", i, pad(glyph(vocab, int32_t(tokens[i])), 4, false).c_str());
+        for (size_t n = 0; n < k; n++)
+            std::printf("  %d %s %.2f", order[n], glyph(vocab, int32_t(tokens[order[n]])).c_str(), a[size_t(i) * P + order[n]]);
+        std::printf("\n");
+    }
+}
+
+int inspect(const InspectOptions& o) {
+    Checkpoint ck = load_checkpoint(o.file);
+    const Config& c = ck.config;
+    const TimeLapse& tl = ck.timelapse;
+    int L = c.kind == ModelKind::Bigram ? 0 : c.n_layer, NH = c.kind == ModelKind::Bigram ? 0 : c.n_head;
+    if ((o.layer || o.head) && L == 0)
+        throw Error("the bigram model has no attention: leave out --layer and --head");
+    if (o.layer && (o.layer < 1 || o.layer > L))
+        throw Error("--layer " + std::to_string(o.layer) + " is out of range: the model has layers 1 to " + std::to_string(L));
+    if (o.head && (o.head < 1 || o.head > NH))
+        throw Error("--head " + std::to_string(o.head) + " is out of range: the model has heads 1 to " + std::to_string(NH));
+    if (o.list) {
+        print_list(o.file, ck);
+        return 0;
+    }
+
+    ProbeSnapshot snap;
+    std::vector<uint32_t> tokens;
+    std::string how;
+    if (o.has_step) {  // a recorded snapshot
+        if (tl.empty())
+            throw Error(o.file + " holds no attention time-lapse: leave out --step to compute the probe at its weights");
+        int first = tl.snapshots().front().step, last = tl.snapshots().back().step;
+        if (o.step < first || o.step > last)
+            throw Error("step " + std::to_string(o.step) + " is outside the time-lapse (steps " + std::to_string(first) +
+                        " to " + std::to_string(last) + "; --list shows them)");
+        if (o.has_probe && o.probe != tl.text())
+            throw Error("the time-lapse was recorded for the probe \"" + tl.text() +
+                        "\": leave out --probe, or --step to compute this probe at the checkpoint's weights");
+        snap = *tl.nearest(o.step);
+        tokens = tl.tokens();
+        how = "recorded at step " + std::to_string(snap.step);
+    } else {  // anew, at the checkpoint's weights, on the training kernels
+        std::string path = o.data;
+        std::error_code ec;
+        if (path.empty()) path = std::filesystem::is_regular_file(ck.corpus, ec) ? ck.corpus : default_corpus_path();
+        Dataset data = Dataset::from_file(path);
+        check_resumable(ck, data.vocab(), nullptr);
+        std::string note;
+        if (o.has_probe) tokens = Session::probe_tokens(data, o.probe, c.block_size, &note);
+        else if (!tl.empty()) tokens = tl.tokens();
+        else tokens = Session::probe_tokens(data, Session::default_probe(data, c.block_size), c.block_size, nullptr);
+        if (!note.empty()) std::fprintf(stderr, "attnlab: %s\n", note.c_str());
+        ContextOptions co;
+        co.device_index = o.device;
+        co.quiet = true;
+        Config run = c;
+        run.batch_size = 1;  // one sequence: the training batch's buffers need not be made
+        co.cpu_threads = Trainer::cpu_threads_for(run, data.vocab_size());
+        Context ctx(co);
+        Trainer tr(ctx, data, run, 1);
+        tr.import_state(ck.state);
+        snap = tr.probe(tokens);
+        how = "at the checkpoint's weights (step " + std::to_string(ck.state.step) + ")";
+    }
+
+    int P = int(tokens.size());
+    std::printf("%s: preset %s (%s), %s\n", o.file.c_str(), c.preset.c_str(), c.describe().c_str(), how.c_str());
+    std::printf("probe (%d characters): \"%s\"\n", P, decode(ck.vocab, tokens).c_str());
+    std::printf("probe loss %.4f (the mean of each character's -log p given the characters before it)\n",
+                snap.mean_loss());
+    std::printf("(\u2423 is a space, \u23ce a newline)\n\n");
+    print_positions(ck.vocab, tokens, snap);
+    if (L == 0) {
+        std::printf("\nthe bigram model has no attention\nmean attention entropy: n/a\n");
+        return 0;
+    }
+    // the heads shown in full: those --layer/--head pick; without them every head of a small model, else the first
+    bool picked = o.layer || o.head, all = !picked && L * NH <= 4;
+    std::printf("\n");
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < NH; h++) {
+            bool chosen = picked ? (!o.layer || o.layer == l + 1) && (!o.head || o.head == h + 1) : all || (l == 0 && h == 0);
+            if (!chosen) continue;
+            std::printf("attention, layer %d head %d (rows: each position; columns: what it attends to):\n", l + 1, h + 1);
+            print_head(ck.vocab, tokens, snapshot_head(snap, P, NH, l, h), c.causal);
+            std::printf("\n");
+        }
+    if (!picked && !all) std::printf("(--layer L --head H shows another head)\n\n");
+    std::printf("%-12s %9s %11s %9s  %s\n", "head", "entropy", "uniformity", "distance", "reads as");
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < NH; h++) {
+            HeadSummary s = summarize_head(snapshot_head(snap, P, NH, l, h), P, c.causal);
+            char name[32];
+            std::snprintf(name, sizeof name, "L%d H%d", l + 1, h + 1);
+            std::printf("%-12s %9.4f %11.3f %9.2f  %s\n", name, s.entropy, s.uniformity, s.mean_distance,
+                        s.label.empty() ? "-" : s.label.c_str());
+        }
+    std::printf("mean attention entropy: %.4f\n", mean_attention_entropy(snap, P, L, NH));
+    return 0;
+}
+
+}  // namespace
+
+int run_inspect_command(int argc, char** argv) {
+    InspectOptions o;
+    CLI::App app{"What a checkpoint's model makes of a probe text: attention, losses, predictions", "attnlab inspect"};
+    app.add_option("file", o.file, "a checkpoint (safetensors) saved by attnlab")->required();
+    app.add_option("--probe", o.probe, "the text to look at (default: the time-lapse's probe, else the first block "
+                                       "size characters of the validation split)");
+    app.add_option("--step", o.step, "the recorded snapshot nearest this step (default: compute at the checkpoint's weights)");
+    app.add_option("--layer", o.layer, "show this layer's heads (from 1)");
+    app.add_option("--head", o.head, "show this head (from 1)");
+    app.add_flag("--list", o.list, "list the recorded steps and the time-lapse's size");
+    app.add_option("--data", o.data, "the corpus (default: the one the checkpoint names, else tiny Shakespeare)");
+    app.add_option("--device", o.device, "Vulkan device index (see attnlab --list-devices)");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::fprintf(stderr, "error: %s (attnlab inspect --help lists the options)\n", e.what());
+        return 2;
+    }
+    o.has_step = app.count("--step") > 0;
+    o.has_probe = app.count("--probe") > 0;
+    try {
+        return inspect(o);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace attn

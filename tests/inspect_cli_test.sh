@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `attnlab inspect`: a headless run's time-lapse lists its steps, a recorded step prints the probe's attention,
+# losses, predictions and head summaries ending with the mean entropy, which falls as attention forms; the
+# checkpoint's own weights computed anew give the numbers recorded at its last step; bad input exits 2 with one line.
+# Usage: inspect_cli_test.sh PATH/TO/attnlab PATH/TO/corpus.txt   (exit 0 pass, 1 fail)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+CK=$OUT/run.safetensors
+
+"$BIN" --headless --quiet --data "$CORPUS" --preset single-head --max-iters 500 --eval-interval 250 --eval-iters 5 \
+    --sample-chars 0 --save "$CK" --probe "?First Citizen" >"$OUT/train.out" 2>&1 || { cat "$OUT/train.out"; fail "training failed"; }
+grep -qx "attnlab: the probe is longer than the block size (8): its last 8 characters are used" "$OUT/train.out" ||
+    { cat "$OUT/train.out"; fail "a probe longer than the block was not said to be cut"; }
+
+"$BIN" inspect "$CK" --list >"$OUT/list" 2>&1 || { cat "$OUT/list"; fail "--list failed"; }
+cat "$OUT/list"
+grep -qF 'a time-lapse of the probe " Citizen" (8 characters)' "$OUT/list" ||
+    fail "--list does not name the probe"
+steps=$(awk 'NR > 2 { printf "%s ", $1 }' "$OUT/list")
+[ "$steps" = "0 1 2 5 10 20 50 100 200 250 500 " ] || fail "recorded steps: $steps"
+
+entropy() { "$BIN" inspect "$CK" --step "$1" | tail -1 | sed -E 's/^mean attention entropy: ([0-9.]+)$/\1/'; }
+"$BIN" inspect "$CK" --step 0 >"$OUT/s0" 2>&1 || { cat "$OUT/s0"; fail "--step 0 failed"; }
+tail -1 "$OUT/s0" | grep -qE "^mean attention entropy: [0-9]+\.[0-9]{4}$" || fail "--step 0 does not end with the mean entropy"
+grep -q "recorded at step 0" "$OUT/s0" || fail "--step 0 is not the recorded snapshot"
+grep -qE "^L1 H1 " "$OUT/s0" || fail "no head summary"
+e0=$(entropy 0); e500=$(entropy 480)   # 480: the nearest recorded step, 500
+echo "mean attention entropy: step 0 $e0, step 500 $e500"
+awk -v a="$e0" -v b="$e500" 'BEGIN { exit !(b < a) }' || fail "attention did not sharpen: entropy $e0 at step 0, $e500 at step 500"
+
+# the checkpoint's weights are those of step 500: computed anew, the numbers recorded there
+"$BIN" inspect "$CK" --data "$CORPUS" | tail -n +2 >"$OUT/anew" || fail "inspect at the checkpoint's weights failed"
+"$BIN" inspect "$CK" --step 500 | tail -n +2 >"$OUT/recorded"
+diff "$OUT/anew" "$OUT/recorded" || fail "computed anew differs from the snapshot recorded at step 500"
+"$BIN" inspect "$CK" --probe "To be or" | grep -qx 'probe (8 characters): "To be or"' || fail "--probe is not used"
+
+# bad input: exit 2, one line saying what to change
+bad() {
+    local want=$1 out rc
+    shift
+    out=$("$BIN" inspect "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]] ||
+        fail "inspect $*: want exit 2 and one line with '$want' (got $rc: $out)"
+}
+bad "does not exist" "$OUT/none.safetensors"
+bad "outside the time-lapse (steps 0 to 500" "$CK" --step 9999
+bad "the model has layers 1 to 1" "$CK" --layer 2
+bad "the model has heads 1 to 1" "$CK" --head 3
+bad "no character of the corpus" "$CK" --probe "ééé"
+bad "recorded for the probe" "$CK" --step 5 --probe "To be or"
+"$BIN" --headless --quiet --data "$CORPUS" --preset bigram --max-iters 10 --sample-chars 0 --eval-iters 1 \
+    --save "$OUT/bigram.safetensors" >/dev/null 2>&1 || fail "bigram training failed"
+bad "the bigram model has no attention" "$OUT/bigram.safetensors" --head 1
+"$BIN" inspect "$OUT/bigram.safetensors" --step 10 | tail -1 | grep -qx "mean attention entropy: n/a" ||
+    fail "the bigram's inspect should end with the entropy n/a"
+echo PASS
