@@ -100,6 +100,80 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
     }
 }
 
+// What the map shows: the last training step's batch element, or the time-lapse's probe (Session::timelapse) at a
+// recorded step: a timeline over the recorded steps, |< < > >| to step through them, Live to follow training.
+static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
+    bool was = st.probe;
+    if (ImGui::RadioButton("training batch", !st.probe)) st.probe = false;
+    layout.batch_button = visible_rect();
+    ImGui::SameLine();
+    if (ImGui::RadioButton("probe", st.probe)) st.probe = true;
+    layout.probe_button = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The time-lapse: the probe text (--probe) as the model saw it at each recorded step "
+                          "(0, 1, 2, 5, 10, 20, 50, ... and every evaluation)");
+    layout.probe_step = snap.att_probe ? snap.probe_step : -1;
+    if (!st.probe) {
+        if (was) tt.set_attention_probe(false);
+        return;
+    }
+    const std::vector<int>& steps = snap.probe_steps;
+    int S = int(steps.size());
+    int at = 0;  // the index of the shown step
+    for (int k = 0; k < S; k++)
+        if (steps[k] <= snap.probe_step) at = k;
+    int want = st.live ? S - 1 : at;
+    ImGui::SameLine();
+    if (ImGui::Checkbox("live", &st.live) && st.live) want = S - 1;
+    // the probe text: Enter records a new time-lapse for it
+    if (!st.probe_edited) {  // a newline shows as \n (a one-line field), and is typed so
+        std::string shown;
+        for (char c : snap.probe_text) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+        std::snprintf(st.probe_text, sizeof st.probe_text, "%s", shown.c_str());
+    }
+    ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - labelled_width(0, "probe text")));
+    if (ImGui::InputText("probe text", st.probe_text, sizeof st.probe_text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+        std::string text;
+        for (const char* c = st.probe_text; *c; c++) {
+            if (c[0] == '\\' && c[1] == 'n') text += '\n', c++;
+            else text += *c;
+        }
+        tt.set_probe_text(text);
+        st.probe_edited = false;
+    } else if (ImGui::IsItemActive()) {
+        st.probe_edited = true;
+    }
+    layout.probe_field = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("At most block size characters of the corpus's (\\n: a newline); Enter starts a new "
+                          "time-lapse for it, its first snapshot at the current weights");
+    if (S == 0) {
+        if (!was) tt.set_attention_probe(true, -1);
+        ImGui::TextDisabled("no snapshot recorded yet");
+        return;
+    }
+    if (ImGui::SmallButton("|<")) want = 0, st.live = false;
+    layout.timeline_first = visible_rect();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("<")) want = std::max(0, at - 1), st.live = false;
+    ImGui::SameLine();
+    if (ImGui::SmallButton(">")) want = std::min(S - 1, at + 1);
+    ImGui::SameLine();
+    if (ImGui::SmallButton(">|")) want = S - 1;
+    ImGui::SameLine();
+    char label[48];
+    std::snprintf(label, sizeof label, "step %d", snap.probe_step);
+    ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x));
+    int idx = want;
+    if (ImGui::SliderInt("##timeline", &idx, 0, S - 1, label)) want = idx, st.live = false;
+    layout.timeline = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%d snapshots from step %d to %d: drag to any of them", S, steps.front(), steps.back());
+    int step = st.live ? -1 : steps[std::clamp(want, 0, S - 1)];
+    if (!was || step != st.probe_step) tt.set_attention_probe(true, step);
+    st.probe_step = step;
+}
+
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     if (!snap.has_model) {
         ImGui::TextWrapped("No model yet.");
@@ -111,9 +185,12 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         return;
     }
     int B = snap.cfg.batch_size, L = snap.cfg.n_layer, NH = snap.cfg.n_head;
+    draw_source(st, snap, tt, layout);
     bool changed = false;
-    ImGui::SetNextItemWidth(90);
-    changed |= ImGui::SliderInt("element", &st.element, 0, std::max(0, B - 1));
+    if (!st.probe) {
+        ImGui::SetNextItemWidth(90);
+        changed |= ImGui::SliderInt("element", &st.element, 0, std::max(0, B - 1));
+    }
     if (L > 1) {
         same_line_if_fits(labelled_width(70, "layer"));
         ImGui::SetNextItemWidth(70);
@@ -152,6 +229,19 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     if (T <= 0 || snap.attention.size() != size_t(T) * T) {
         ImGui::TextDisabled("Waiting for the first training step...");
         return;
+    }
+    if (snap.att_probe) {  // the shown head in numbers, and in words when they are clear (docs/timelapse.md)
+        HeadSummary hs = summarize_head(snap.attention, T, snap.cfg.causal);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("L%d H%d at step %d: entropy %.2f nats, distance %.2f%s%s", snap.att_layer + 1,
+                           snap.att_head + 1, snap.probe_step, hs.entropy, hs.mean_distance,
+                           hs.label.empty() ? "" : ": ", hs.label.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("entropy: mean over rows of -sum p log p (0: one character; uniform: log of the positions "
+                              "seen)\ndistance: mean over rows of sum p |i - j| (1: the previous character)\n"
+                              "named when over half the weight, on average, is on the previous, current or first "
+                              "character, or the rows are over 90%% of uniform");
     }
 
     // Cells of at least 3 pixels; a long context shows a window of n positions that a slider moves.
@@ -254,8 +344,12 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     if (seq_w > 0) {
         ImGui::SetCursorScreenPos(ImVec2(lx + legend_w - 14, p0.y));
         ImGui::BeginChild("##sequence", ImVec2(seq_w, std::max(label_h + side, 60.0f)), true);
-        ImGui::TextDisabled("input #%d", snap.att_element);
-        if (snap.att_element != st.element) ImGui::TextDisabled("(#%d next step)", st.element);
+        if (snap.att_probe) {
+            ImGui::TextDisabled("probe");
+        } else {
+            ImGui::TextDisabled("input #%d", snap.att_element);
+            if (snap.att_element != st.element) ImGui::TextDisabled("(#%d next step)", st.element);
+        }
         for (int t = 0; t < int(snap.att_chars.size()); t++) {
             bool on = t == hi || t == hj;
             if (on) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 220, 80, 255));
@@ -273,6 +367,17 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
             ImGui::TextDisabled("masked: a query cannot see future keys");
         else
             ImGui::Text("weight %.4f", snap.attention[size_t(hi) * T + hj]);
+        if (snap.att_probe && snap.probe_top.size() == size_t(T) * k_probe_top) {
+            if (hi >= 1 && hi - 1 < int(snap.probe_loss.size()))
+                ImGui::Text("loss on '%s': %.3f (-log p given the characters before)",
+                            visible_char(snap.att_chars[hi]).c_str(), snap.probe_loss[hi - 1]);
+            ImGui::TextDisabled("next after t=%d, as the model predicts at step %d:", hi, snap.probe_step);
+            for (int k = 0; k < k_probe_top; k++) {
+                const auto& [c, p] = snap.probe_top[size_t(hi) * k_probe_top + k];
+                if (c.empty()) continue;
+                ImGui::Text("  '%s' %.3f", visible_char(c).c_str(), p);
+            }
+        }
         ImGui::EndTooltip();
     }
 }

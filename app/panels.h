@@ -20,6 +20,10 @@ struct PanelLayout {
     ImVec4 batch_field{};                     // Controls' live batch size, its +/- buttons and label included
     ImVec4 prompt_field{};                    // Samples' prompt
     ImVec4 preset_combo{};                    // Controls' preset combo
+    ImVec4 probe_button{}, batch_button{};    // Attention's source: the probe, the training batch
+    ImVec4 timeline{}, timeline_first{};      // the probe's recorded steps (slider), its "first" button
+    int probe_step = -1;                      // the snapshot shown (-1: the training batch)
+    ImVec4 probe_field{};                     // the probe text
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
@@ -89,6 +93,11 @@ struct AttentionState {
     bool show_values = true;
     bool all_heads = false;  // a grid of every layer x head instead of one map
     float cell = 0;          // the last frame's cell size in pixels (whether values fit)
+    // the source: the training batch, or the time-lapse's probe at a recorded step (live: the latest)
+    bool probe = false, live = true;
+    int probe_step = -1;
+    char probe_text[1024] = {};  // the field; filled from the run's probe until edited
+    bool probe_edited = false;
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 

@@ -122,6 +122,19 @@ void TrainingThread::set_attention_all(bool on) {
         p.att_all = on;
     });
 }
+void TrainingThread::set_attention_probe(bool on, int step) {
+    post([&](Pending& p) {
+        p.att_probe = on;
+        p.att_probe_step = step;
+        p.reslice = true;
+    });
+}
+void TrainingThread::set_probe_text(const std::string& text) {
+    post([&](Pending& p) {
+        p.probe_text = text;
+        p.reslice = true;
+    });
+}
 void TrainingThread::set_profiling(bool on) {
     post([&](Pending& p) {
         if (p.profiling != on) p.profiling_changed = true;

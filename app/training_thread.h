@@ -74,6 +74,15 @@ struct Snapshot {
     std::shared_ptr<const std::vector<uint32_t>> vocab_chars;
     size_t params = 0;
     std::vector<FinishedRun> finished_runs;  // the last few finished runs, oldest first (ids keep counting)
+    // the probe view (set_attention_probe): the maps above are the time-lapse snapshot of step probe_step, att_T its
+    // length; probe_steps: every recorded step; probe_loss (att_T-1): each next character's loss; probe_top
+    // (att_T x 5): the likeliest next characters after each position with their probabilities
+    bool att_probe = false;
+    int probe_step = -1;
+    std::string probe_text;  // the time-lapse's probe
+    std::vector<int> probe_steps;
+    std::vector<float> probe_loss;
+    std::vector<std::pair<std::string, float>> probe_top;
     // all-heads view (when asked for): (att_layers, att_heads, att_grid, att_grid), each T x T map averaged in blocks
     std::vector<float> att_all;
     int att_grid = 0, att_layers = 0, att_heads = 0;
@@ -147,6 +156,11 @@ public:
     void set_attention_view(int b, int layer, int head);
     // Whether to publish every layer x head (downsampled) for the all-heads grid.
     void set_attention_all(bool on);
+    // The Attention panel's source: the training batch (false), or the time-lapse's probe at the recorded step
+    // nearest `step` (-1: the latest, following training).
+    void set_attention_probe(bool on, int step = -1);
+    // Another probe text (Session::set_probe): a new time-lapse, its first snapshot at the current weights now.
+    void set_probe_text(const std::string& text);
     // Per-kernel GPU timestamps for the performance panel (a little extra cost per step).
     void set_profiling(bool on);
     // The window's frame rate: attention is read back no more often than it can be shown.
@@ -173,6 +187,9 @@ private:
         Config restart_cfg, live_cfg;
         std::string restart_path, prompt;
         int att_element = 0, att_layer = 0, att_head = 0;
+        bool att_probe = false;
+        int att_probe_step = -1;
+        std::string probe_text;  // set_probe_text: not empty until taken
     };
     void set_running_locked(bool on);  // set_running with m_mutex held, without the wake-up
     // Changes the pending commands under the lock and wakes the thread.
@@ -228,6 +245,8 @@ private:
     std::string m_prompt;
     int m_att_element = 0, m_att_layer = 0, m_att_head = 0;
     bool m_att_all = false;
+    bool m_att_probe = false;    // the probe view
+    int m_att_probe_step = -1;   // its step (-1: the latest)
     std::chrono::steady_clock::duration m_att_period = std::chrono::milliseconds(33);
     std::vector<std::vector<std::pair<std::string, double>>> m_kernel_hist;  // last steps' kernel times, ring
     size_t m_kernel_next = 0;

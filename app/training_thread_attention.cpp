@@ -1,5 +1,5 @@
-// The training thread's attention maps: the shown (layer, head) of the shown batch element, the all-heads grid
-// (each map averaged in blocks) and the preview before any step.
+// The training thread's attention maps: the shown (layer, head) of the shown batch element or of the time-lapse's
+// probe, the all-heads grid (each map averaged in blocks) and the preview before any step.
 #include "training_thread.h"
 
 #include <algorithm>
@@ -21,22 +21,34 @@ void TrainingThread::show_attention_now() {
 
 void TrainingThread::slice_attention() {
     int T = m_cfg.block_size;
+    const std::vector<float>* full = &m_att_full;
+    // the probe view: the time-lapse snapshot asked for, as floats (n_layer, NH, P, P)
+    const TimeLapse& tl = m_run->timelapse();
+    const ProbeSnapshot* shot = nullptr;
+    std::vector<float> probe_full;
+    if (m_att_probe && !tl.empty() && tl.n_layer() == m_cfg.n_layer) {
+        shot = m_att_probe_step < 0 ? &tl.snapshots().back() : tl.nearest(m_att_probe_step);
+        T = tl.length();
+        probe_full.resize(shot->att.size());
+        for (size_t k = 0; k < probe_full.size(); k++) probe_full[k] = half_to_float(shot->att[k]);
+        full = &probe_full;
+    }
     size_t per = size_t(T) * T;
     int layer = std::clamp(m_att_layer, 0, std::max(0, m_cfg.n_layer - 1));
     int head = std::clamp(m_att_head, 0, std::max(0, m_cfg.n_head - 1));
     size_t at = (size_t(layer) * m_cfg.n_head + head) * per;
     std::vector<float> att;
-    if (m_att_full.size() >= at + per) att.assign(m_att_full.begin() + at, m_att_full.begin() + at + per);
+    if (full->size() >= at + per) att.assign(full->begin() + at, full->begin() + at + per);
     // all heads: every (T,T) map averaged over blocks of f x f, at most 32 x 32 cells each
     std::vector<float> all;
     int L = m_cfg.n_layer, NH = m_cfg.n_head, f = (T + 31) / 32, G = (T + f - 1) / f;
-    if (m_att_all && m_att_full.size() >= size_t(L) * NH * per) {
+    if (m_att_all && full->size() >= size_t(L) * NH * per) {
         all.assign(size_t(L) * NH * G * G, 0.0f);
         std::vector<int> cnt(size_t(G) * G, 0);
         for (int i = 0; i < T; i++)
             for (int j = 0; j < T; j++) cnt[size_t(i / f) * G + j / f]++;
         for (int m = 0; m < L * NH; m++) {
-            const float* src = m_att_full.data() + size_t(m) * per;
+            const float* src = full->data() + size_t(m) * per;
             float* dst = all.data() + size_t(m) * G * G;
             for (int i = 0; i < T; i++) {
                 float* row = dst + size_t(i / f) * G;
@@ -45,8 +57,15 @@ void TrainingThread::slice_attention() {
             for (size_t k = 0; k < size_t(G) * G; k++) dst[k] /= float(cnt[k]);
         }
     }
+    std::vector<int> steps;
+    std::vector<std::pair<std::string, float>> top;
+    if (shot) {
+        for (const auto& sn : tl.snapshots()) steps.push_back(sn.step);
+        for (size_t k = 0; k < shot->top_ids.size(); k++)
+            top.emplace_back(shot->top_ids[k] >= 0 ? m_data->decode(uint32_t(shot->top_ids[k])) : "", shot->top_p[k]);
+    }
     int b = m_shown_b;
-    std::vector<uint32_t> toks = m_run->trainer().last_batch_tokens(b);
+    std::vector<uint32_t> toks = shot ? tl.tokens() : m_run->trainer().last_batch_tokens(b);
     std::vector<std::string> chars;
     for (uint32_t t : toks) chars.push_back(m_data->decode(t));
     std::lock_guard lk(m_mutex);
@@ -61,6 +80,12 @@ void TrainingThread::slice_attention() {
     m_snap.att_grid = m_snap.att_all.empty() ? 0 : G;
     m_snap.att_layers = L;
     m_snap.att_heads = NH;
+    m_snap.att_probe = shot != nullptr;
+    m_snap.probe_step = shot ? shot->step : -1;
+    m_snap.probe_text = tl.text();
+    m_snap.probe_steps = std::move(steps);
+    m_snap.probe_loss = shot ? shot->char_loss : std::vector<float>{};
+    m_snap.probe_top = std::move(top);
     publish();
 }
 

@@ -47,6 +47,7 @@ void TrainingThread::run() {
             m_pending.reset = m_pending.restart = m_pending.live = m_pending.sample = m_pending.reslice = false;
             m_pending.causal = -1;
             m_pending.save_path.clear();
+            m_pending.probe_text.clear();
             m_pending.load_path.clear();
             m_pending.revert = false;
             if (m_pending.step_once > 0) m_pending.step_once--;
@@ -177,6 +178,27 @@ void TrainingThread::run() {
                 m_att_element = std::clamp(p.att_element, 0, m_cfg.batch_size - 1);
                 m_att_layer = p.att_layer;
                 m_att_head = p.att_head;
+                m_att_probe = p.att_probe;
+                m_att_probe_step = p.att_probe_step;
+                if (!p.probe_text.empty()) {
+                    std::string note;
+                    try {
+                        note = m_run->set_probe(p.probe_text);
+                        m_probe = p.probe_text;  // a rebuilt model keeps it
+                        m_run->record_probe();   // something to show at once, also while paused
+                    } catch (const DeviceError&) {
+                        throw;
+                    } catch (const std::exception& e) {
+                        note = e.what();
+                    }
+                    if (!note.empty()) {
+                        std::printf("attnlab: %s\n", note.c_str());
+                        std::fflush(stdout);
+                        std::lock_guard lk(m_mutex);
+                        m_snap.message = note;
+                        publish();
+                    }
+                }
                 if (m_att_element != m_run->trainer().display_batch()) {
                     m_run->trainer().set_display_batch(m_att_element);
                     // paused: the element now, on the next step's batch; training: from the next step

@@ -47,6 +47,12 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     rect("batch_field", l.batch_field);
     rect("prompt_field", l.prompt_field);
     rect("preset_combo", l.preset_combo);
+    rect("probe_button", l.probe_button);
+    rect("batch_button", l.batch_button);
+    rect("timeline", l.timeline);
+    rect("timeline_first", l.timeline_first);
+    rect("probe_field", l.probe_field);
+    f << "probe_step " << l.probe_step << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
 }
 
