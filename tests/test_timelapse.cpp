@@ -101,6 +101,10 @@ TEST_CASE("head summaries name what a head clearly does", "[timelapse]") {
     double want = 0;
     for (int i = 0; i < P; i++) want += std::log(i + 1.0);
     CHECK(uni.entropy == Approx(want / P));
+    ProbeSnapshot two;  // two uniform heads: the mean over heads and rows is one head's
+    for (int h = 0; h < 2; h++)
+        for (float w : head([](int, int) { return 1.0; })) two.att.push_back(float_to_half(w));
+    CHECK(mean_attention_entropy(two, P, 1, 2) == Approx(want / P).epsilon(1e-3));
     CHECK(summarize_head(head([](int, int j) { return j == 0 ? 1.0 : 0.0; }), P, true).label == "first character");
     CHECK(summarize_head(head([](int i, int j) { return i == j ? 1.0 : 0.0; }), P, true).label == "current character");
     CHECK(summarize_head(head([](int i, int j) { return j == i || j == i - 1 ? 1.0 : 0.01; }), P, true).label == "");
@@ -126,7 +130,7 @@ TEST_CASE("a probe's losses and top-5 match the CPU twin's softmax", "[timelapse
     std::vector<uint32_t> probe = data.encode("to be or");  // 8 characters: the whole block
     std::vector<float> logits;
     ProbeSnapshot s = tr.probe(probe, &logits);
-    int P = int(probe.size()), V = data.vocab_size(), T = c.block_size;
+    int P = int(probe.size()), V = data.vocab_size();
     REQUIRE(s.char_loss.size() == size_t(P - 1));
     // the twin on the same sequence: its logits (1, T, V)
     std::vector<double> flat = test::to_d(tr.model().read_params()), twin;
@@ -167,7 +171,6 @@ TEST_CASE("a probe's losses and top-5 match the CPU twin's softmax", "[timelapse
             }
             CHECK(sum == Approx(1.0).margin(2e-3));
         }
-    (void)T;
 }
 
 TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, and checkpoints carry it",
