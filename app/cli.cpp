@@ -12,6 +12,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "io/files.h"
 #include "model/model.h"
 #include "train/trainer.h"
 
@@ -314,24 +315,25 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
             return 2;
         }
     }
-    auto where = [](const std::string& f) { return std::filesystem::absolute(f).lexically_normal(); };
-    if (!o.save_path.empty() && !o.metrics_path.empty() && where(o.save_path) == where(o.metrics_path)) {
+    if (!o.save_path.empty() && !o.metrics_path.empty() && same_file(o.save_path, o.metrics_path)) {
         std::fprintf(stderr, "error: --save and --metrics name the same file '%s': give each its own\n",
                      o.save_path.c_str());
         return 2;
     }
     // an output over an input would destroy it: the text learnt from, or (the metrics) the checkpoint resumed
     // (--save over --resume is fine: it is read first, then continued)
-    auto same = [&](const std::string& a, const std::string& b) {  // b, an input, is a file a write would replace
-        std::error_code ec;
-        return !a.empty() && !b.empty() &&
-               (where(a) == where(b) || (std::filesystem::is_regular_file(b, ec) && std::filesystem::equivalent(a, b, ec)));
-    };
+    // (the same test the writers make, io/files.h: device and inode, through links and ../)
     struct Clash { const char *out_flag, *in_what; const std::string *out, *in; };
+    const std::string none, &window_ckpt = o.headless ? none : o.checkpoint_path;  // --checkpoint: the window's
     for (const Clash& c : {Clash{"--save", "the corpus", &o.save_path, &o.data_path},
+                           Clash{"--checkpoint", "the corpus", &o.checkpoint_path, &o.data_path},
                            Clash{"--metrics", "the corpus", &o.metrics_path, &o.data_path},
-                           Clash{"--metrics", "the --resume checkpoint", &o.metrics_path, &o.resume_path}})
-        if (same(*c.out, *c.in)) {
+                           Clash{"--screenshot", "the corpus", &o.screenshot_path, &o.data_path},
+                           Clash{"--metrics", "the --resume checkpoint", &o.metrics_path, &o.resume_path},
+                           Clash{"--metrics", "the --checkpoint file", &o.metrics_path, &window_ckpt},
+                           Clash{"--screenshot", "the --resume checkpoint", &o.screenshot_path, &o.resume_path},
+                           Clash{"--screenshot", "the --metrics file", &o.screenshot_path, &o.metrics_path}})
+        if (app.count(c.out_flag) > 0 && same_file(*c.out, *c.in)) {
             std::fprintf(stderr, "error: %s '%s' would overwrite %s: give %s another name\n", c.out_flag,
                          c.out->c_str(), c.in_what, c.out_flag);
             return 2;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "interrupt.h"
+#include "io/files.h"
 #include "profile_report.h"
 #include "terminal.h"
 
@@ -19,6 +20,8 @@ double since(clock::time_point t) { return std::chrono::duration<double>(clock::
 }  // namespace
 
 int run_headless(const RunOptions& o) {
+    register_file("the checkpoint", o.save_path);  // what --metrics (or any other writer) must never overwrite
+    register_file("the checkpoint", o.resume_path);
     Dataset data = Dataset::from_file(o.data_path);
     Checkpoint ck;
     Config c = o.cfg;
@@ -79,6 +82,10 @@ int run_headless(const RunOptions& o) {
                 return stopped();
             }
             if (save) run.save(o.save_path);
+            if (!run.metrics_error().empty())  // rows the user asked for are not where they expect them
+                throw Error(run.metrics_error() + (save ? "; the run is saved to " + o.save_path + " (--resume " +
+                                                              o.save_path + " continues)"
+                                                        : std::string()));
         }
         if (run.at_max_iters()) break;
         if (interrupt_signal()) return stopped();  // during the evaluation or its save: no step more

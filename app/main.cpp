@@ -7,11 +7,14 @@
 #include "cli.h"
 #include "headless.h"
 #include "inspect_cli.h"
+#include "io/files.h"
 #include "lab_cli.h"
 #include "window_app.h"
 #include "vk/context.h"
 
 int main(int argc, char** argv) {
+    // a closed stdin/stdout/stderr would be the next file opened: a checkpoint that then receives messages
+    attn::guard_standard_fds();
     // `attnlab lab NAME`: the lecture's demonstrations as plain text
     if (argc > 1 && std::strcmp(argv[1], "lab") == 0) return attn::run_lab_command(argc - 1, argv + 1);
     // `attnlab inspect FILE`: a checkpoint's probe, attention and predictions as text

@@ -168,10 +168,10 @@ void draw_lab(LabState& st, Context& ctx, const Snapshot& snap, TrainingThread& 
     ImGui::End();
 }
 
-void append_lab_layout(const LabState& st, const std::string& layout_path) {
-    std::ofstream f(layout_path, std::ios::app);
+std::string lab_layout_line(const LabState& st) {
     const ImVec4& r = st.content_rect;
-    f << "lab " << std::lround(r.x) << ' ' << std::lround(r.y) << ' ' << std::lround(r.z) << ' ' << std::lround(r.w) << '\n';
+    return "lab " + std::to_string(std::lround(r.x)) + ' ' + std::to_string(std::lround(r.y)) + ' ' +
+           std::to_string(std::lround(r.z)) + ' ' + std::to_string(std::lround(r.w)) + '\n';
 }
 
 }  // namespace attn

@@ -129,7 +129,7 @@ struct LabState {
 void init_lab(LabState& st);
 // The Lab window (when open) and the small "Lab (L)" button at the top right of the main window.
 void draw_lab(LabState& st, Context& ctx, const Snapshot& snap, TrainingThread& tt);
-// Appends "lab X Y W H" (framebuffer pixels of the demo area; zeros when closed) to a screenshot's layout sidecar.
-void append_lab_layout(const LabState& st, const std::string& layout_path);
+// The line "lab X Y W H" (framebuffer pixels of the demo area; zeros when closed) of a screenshot's layout sidecar.
+std::string lab_layout_line(const LabState& st);
 
 }  // namespace attn

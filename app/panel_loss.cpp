@@ -6,9 +6,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <map>
 
+#include "io/files.h"
 #include "panels.h"
 #include "renderer.h"
 
@@ -85,8 +86,7 @@ static double nice_step(double range, int n) {
 }
 
 std::string write_loss_csv(const Snapshot& snap, const std::string& path) {
-    std::ofstream f(path);
-    if (!f) return "cannot write '" + path + "': check the folder exists and is writable";
+    std::ostringstream f;
     std::map<int, EvalPoint> ev;
     for (auto& e : snap.evals) ev[e.step] = e;
     f << "step,train_loss,eval_train_loss,eval_val_loss\n";
@@ -102,7 +102,12 @@ std::string write_loss_csv(const Snapshot& snap, const std::string& path) {
         else f << ',';
         f << '\n';
     }
-    return f ? "" : "writing '" + path + "' failed: is the disk full?";
+    try {
+        write_file_atomic(path, "the loss CSV", f.str());
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 static void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col) {

@@ -1,11 +1,11 @@
 // The resume prompt and the autosave set aside (resume_prompt.h).
 #include "resume_prompt.h"
 
-#include <ctime>
 #include <filesystem>
 
 #include <imgui.h>
 
+#include "io/files.h"
 #include "panels.h"
 #include "train/checkpoint.h"
 
@@ -19,6 +19,10 @@ ResumePrompt find_autosave(const Dataset& data) {
     ResumePrompt r;
     std::error_code ec;
     if (!std::filesystem::exists(k_autosave_path, ec)) return r;
+    if (same_file(k_autosave_path, data.name())) {  // a corpus of that name: never read as a run, never renamed
+        r.keep_off = true;
+        return r;
+    }
     std::string why;
     try {
         Checkpoint ck = load_checkpoint(k_autosave_path);
@@ -27,25 +31,29 @@ ResumePrompt find_autosave(const Dataset& data) {
         r.open = true;
         r.step = ck.state.step;
         return r;
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {
         why = e.what();
+    } catch (const std::exception&) {
+        why = "it could not be read";
     }
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    std::string kept = std::string("attnlab_autosave.set-aside-") + stamp + ".safetensors";
-    std::filesystem::rename(k_autosave_path, kept, ec);
-    r.keep_off = bool(ec);
-    r.set_aside = std::string(k_autosave_path) + " cannot be resumed here (" + why + "): " +
-                  (ec ? "it could not be renamed (" + ec.message() + "), so nothing is autosaved this run"
-                      : "kept as " + kept + ", a fresh run starts");
+    std::string kept;
+    try {
+        kept = set_aside(k_autosave_path);
+    } catch (const Error& e) {
+        r.keep_off = true;
+        r.set_aside = std::string(k_autosave_path) + " cannot be resumed here (" + why + ") and " + e.what() +
+                      ": nothing is autosaved this run";
+        return r;
+    }
+    r.set_aside = std::string(k_autosave_path) + " cannot be resumed here (" + why + "): kept as " + kept +
+                  ", a fresh run starts";
     return r;
 }
 
 void resume_answer(ResumePrompt& rp, TrainingThread& tt, bool resume) {
     // taken before any step; a finished run stays paused at its end (the training thread says so); one that fails
     // to load leaves the fresh run training
-    if (resume) tt.load_checkpoint_from(k_autosave_path, true);
+    if (resume) tt.load_checkpoint_from(k_autosave_path, true, true);
     else tt.set_running(true);
     rp.open = false;
 }

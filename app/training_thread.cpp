@@ -83,11 +83,12 @@ void TrainingThread::save_checkpoint_to(const std::string& path) {
     if (path.empty()) return no_checkpoint_path("save");
     post([&](Pending& p) { p.save_path = path; });
 }
-void TrainingThread::load_checkpoint_from(const std::string& path, bool then_run) {
+void TrainingThread::load_checkpoint_from(const std::string& path, bool then_run, bool offered_autosave) {
     if (path.empty()) return no_checkpoint_path("load");
     {
         std::lock_guard lk(m_mutex);
         m_pending.load_path = path;
+        m_pending.load_is_autosave = offered_autosave;
         if (then_run) set_running_locked(true);  // with the load: one loaded at its max iters stays paused (load_from)
     }
     m_cv.notify_all();

@@ -145,7 +145,9 @@ public:
     // Checkpoints, on the training thread; the outcome shows in Snapshot::ckpt_message.
     void save_checkpoint_to(const std::string& path);
     // then_run: and train on (the resume prompt), unless the run loaded is at its max iters (it stays paused there).
-    void load_checkpoint_from(const std::string& path, bool then_run = false);
+    // offered_autosave: the file is the autosave the resume prompt offered; one that fails to load is set aside (the
+    // fresh run's autosave would overwrite it).
+    void load_checkpoint_from(const std::string& path, bool then_run = false, bool offered_autosave = false);
     // Autosave to `path` every `minutes` (fractions allowed; 0: off) and when the thread stops. After a device
     // failure the last good state kept in memory goes to `path` too, whatever `minutes`.
     void set_autosave(double minutes, const std::string& path);
@@ -179,6 +181,7 @@ private:
         bool reset = false, restart = false, live = false, sample = false, reslice = false, quit = false;
         int causal = -1;  // set_causal: 1 on, 0 off, -1 nothing pending
         std::string save_path, load_path;  // non-empty: save / load pending
+        bool load_is_autosave = false;     // load_path is the autosave offered at start
         bool revert = false;
         double autosave_min = 0;
         std::string autosave_path;
@@ -214,6 +217,7 @@ private:
     void autosave(const Pending& p, bool now);
     void do_revert();
     std::string rescue(const std::string& path);  // after a DeviceError: saves the last good state; says what it did
+    std::string keep_unloadable_autosave(const Pending& p);  // a failed load of the offered autosave: set aside
     void do_step(bool force_attention);
     void do_eval();
     void do_sample();
@@ -259,6 +263,7 @@ private:
     uint64_t m_model_id = 0;
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;
+    bool m_autosave_off = false;  // an autosave that failed to load could not be set aside: never overwrite it
     FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)
     int m_replicas = 0;      // --replicas (0: auto)
     std::string m_metrics_path;  // --metrics (empty: none)

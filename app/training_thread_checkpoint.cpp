@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "io/files.h"
+
 namespace attn {
 
 void TrainingThread::drop_run() {
@@ -83,9 +85,21 @@ void TrainingThread::load_from(const std::string& path) {
     keep_good_state();
 }
 
+// A load of the autosave the resume prompt offered that failed (a run over this device's limits, say): the file is
+// set aside, as the fresh run's autosave would overwrite it; where it cannot be, nothing is autosaved this run. What to add to the message.
+std::string TrainingThread::keep_unloadable_autosave(const Pending& p) {
+    if (!p.load_is_autosave) return "";
+    try {
+        return "; the file is kept as " + set_aside(p.load_path) + " (the next autosave would overwrite it)";
+    } catch (const std::exception& e) {
+        m_autosave_off = true;
+        return std::string("; it could not be set aside (") + e.what() + "), so nothing is autosaved this run";
+    }
+}
+
 // Saves to the autosave file when it is on, the run moved on since the last one and is not diverged; `now`: at quit.
 void TrainingThread::autosave(const Pending& p, bool now) {
-    if (p.autosave_min <= 0 || p.autosave_path.empty() || !m_run || m_snap.fatal || m_run->diverged()) return;
+    if (p.autosave_min <= 0 || p.autosave_path.empty() || m_autosave_off || !m_run || m_snap.fatal || m_run->diverged()) return;
     if (m_run->trainer().step_count() == 0 || m_run->trainer().step_count() == m_autosaved_step) return;
     auto t = Clock::now();
     if (m_last_autosave == Clock::time_point{}) m_last_autosave = t;

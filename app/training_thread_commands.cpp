@@ -49,6 +49,7 @@ void TrainingThread::run() {
             m_pending.save_path.clear();
             m_pending.probe_text.clear();
             m_pending.load_path.clear();
+            m_pending.load_is_autosave = false;
             m_pending.revert = false;
             if (m_pending.step_once > 0) m_pending.step_once--;
             m_pending.profiling_changed = false;
@@ -101,7 +102,13 @@ void TrainingThread::run() {
                 });
             if (!p.load_path.empty() && !m_snap.fatal)
                 checkpoint_op("load", true, [&] {
-                    load_from(p.load_path);
+                    try {
+                        load_from(p.load_path);
+                    } catch (const DeviceError&) {
+                        throw;
+                    } catch (const std::exception& e) {
+                        throw Error(e.what() + keep_unloadable_autosave(p));
+                    }
                     if (m_run->trainer().step_count() >= m_cfg.max_iters) p.running = false;  // paused there: no step now
                     return "loaded " + p.load_path + " at step " + std::to_string(m_run->trainer().step_count());
                 });

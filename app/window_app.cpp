@@ -28,6 +28,7 @@
 #include "panels.h"
 #include "renderer.h"
 #include "resume_prompt.h"
+#include "io/files.h"
 #include "window_files.h"
 
 namespace attn {
@@ -252,10 +253,14 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
     const char* shot_layout_env = std::getenv("ATTN_SHOT_LAYOUT");
     const bool shot_layout = shot_layout_env && std::strcmp(shot_layout_env, "1") == 0;
     std::shared_ptr<const std::vector<uint32_t>> vocab_seen;  // the training thread's, last looked at
-    if (!o.metrics_path.empty() && !std::ofstream(o.metrics_path)) {
-        std::fprintf(stderr, "error: cannot write --metrics file '%s': check the folder exists and is writable\n",
-                     o.metrics_path.c_str());
-        return 2;
+    // the files of the run, which no writer may overwrite as something else (Ctrl+S over the corpus, say)
+    register_file("the corpus", o.data_path);
+    register_file("the checkpoint", o.checkpoint_path);
+    if (!o.metrics_path.empty()) {
+        if (std::string why = write_problem(o.metrics_path, "the --metrics file"); !why.empty()) {
+            std::fprintf(stderr, "error: %s\n", why.c_str());
+            return 2;
+        }
     }
     // --exit-after-steps (tests, scripts): no prompt and no autosave littering the working folder
     ResumePrompt resume = o.exit_after_steps > 0 ? ResumePrompt{} : find_autosave(data);
@@ -403,15 +408,17 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 // the layout sidecar, for tests: with --screenshot, and with F12 when ATTN_SHOT_LAYOUT=1 (where the
                 // widgets a test clicks are)
                 if (err.empty() && (final_frame || shot_layout)) {  // complete once it appears, as the PNG
-                    std::string part = path + ".layout.part";
-                    write_layout(img, p.layout, part);
-                    append_lab_layout(lab, part);
-                    std::rename(part.c_str(), (path + ".layout").c_str());
+                    try {
+                        write_file_atomic(path + ".layout", "the screenshot's layout", layout_text(img, p.layout) + lab_layout_line(lab));
+                    } catch (const Error& e) {
+                        err = e.what();
+                        p.status.notice = err;
+                    }
                 }
                 if (final_frame) {
                     if (!err.empty()) {
                         std::fprintf(stderr, "error: %s\n", err.c_str());
-                        return 1;
+                        return 2;
                     }
                     std::printf("wrote %s (%dx%d) at step %d\n", path.c_str(), img.width, img.height, snap.step);
                 }

@@ -3,28 +3,32 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include <stb_image_write.h>
 
+#include "io/files.h"
+#include "vk/check.h"
+
 namespace attn {
 
-// Writes the PNG; returns an error message or "".
 std::string write_png(const Image& img, const std::string& path) {
     if (img.rgba.empty()) return "the window could not be read back (its swapchain lacks TRANSFER_SRC)";
-    // written beside it and renamed into place: whoever waits for the file never reads half of it
-    std::string part = path + ".part";
-    if (!stbi_write_png(part.c_str(), img.width, img.height, 4, img.rgba.data(), img.width * 4) ||
-        std::rename(part.c_str(), path.c_str()) != 0) {
-        std::remove(part.c_str());
-        return "cannot write '" + path + "': check the folder exists and is writable";
+    std::string png;  // encoded in memory, then written as any other file (complete once it appears)
+    auto append = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size_t(size)); };
+    if (!stbi_write_png_to_func(append, &png, img.width, img.height, 4, img.rgba.data(), img.width * 4))
+        return "cannot encode the screenshot as PNG";
+    try {
+        write_file_atomic(path, "the screenshot", png);
+    } catch (const Error& e) {
+        return e.what();
     }
     return "";
 }
 
 // The sidecar FILE.png.layout: where the panels drew, for tests that check pixels.
-void write_layout(const Image& img, const PanelLayout& l, const std::string& path) {
-    std::ofstream f(path);
+std::string layout_text(const Image& img, const PanelLayout& l) {
+    std::ostringstream f;
     auto rect = [&](const std::string& name, ImVec4 r, int extra = -1) {  // one line: NAME x y w h [extra]
         f << name << ' ' << std::lround(r.x) << ' ' << std::lround(r.y) << ' ' << std::lround(r.z) << ' ' << std::lround(r.w);
         if (extra >= 0) f << ' ' << extra;
@@ -54,6 +58,7 @@ void write_layout(const Image& img, const PanelLayout& l, const std::string& pat
     rect("probe_field", l.probe_field);
     f << "probe_step " << l.probe_step << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
+    return f.str();
 }
 
 }  // namespace attn

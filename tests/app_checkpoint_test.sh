@@ -129,7 +129,7 @@ window_session 300 "" '
     [ "$rc" -eq 143 ] || { cat four.out >&2; fail "the fourth window exited $rc after SIGTERM (want 143)"; }
     grep -q "autosaved" four.out && fail "the fresh run under the open prompt overwrote the autosave it offers"
     # the window rewrites --metrics beside it and renames it into place: nothing of that is left behind
-    compgen -G "$work/four.csv.tmp.*" >/dev/null && fail "--metrics left a temporary file: $(ls "$work"/four.csv.tmp.*)"
+    compgen -G "$work/.attnlab-*" >/dev/null && fail "--metrics left a temporary file: $(ls -a "$work")"
     grep -q "^0," "$work/four.csv" || fail "--metrics has no step-0 row after SIGTERM"
     r=$(headless_resume attnlab_autosave.safetensors) || fail "--headless --resume refused the autosave"
     [ "$r" = "$killed" ] || fail "the autosave offered (step $killed) now holds step $r"

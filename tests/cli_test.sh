@@ -55,7 +55,7 @@ EXTRA_ENV="VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/i
 printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n' | tr -d '\n' > "$tmp/one.txt"
 expect 2 "only one distinct character" --data "$tmp/one.txt"
 truncate -s 200M "$tmp/huge.txt"
-expect 2 "100 MiB limit" --data "$tmp/huge.txt"
+expect 2 "more than the limit of 100 MiB" --data "$tmp/huge.txt"
 # output files: named, never a folder; a checkpoint (renamed over its path: as root /dev/null would be replaced) never
 # a device or pipe; in a folder that exists; not two outputs in one file
 expect 2 "--save needs a file name" --data "$corpus" --save ""

@@ -1,10 +1,15 @@
 // Checkpoints: exact resume, atomic writes, and one clear message for every damaged or mismatched file.
+#include <climits>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,10 +157,19 @@ TEST_CASE("a long run's checkpoint, its loss history over 64 MiB of header, read
     fs::remove(path);
 }
 
-// Rewrites a checkpoint's history evaluations as `evals` (JSON), with a checksum the reader accepts: the file an
+// Rewrites a checkpoint's header (its history evaluations as `evals`, JSON), with a checksum the reader accepts: the file an
 // older build wrote (the checksum: FNV-1a over the header length, the header with 16 zeros in place of the
 // checksum, and the tensors, as engine/train/checkpoint.cpp computes it).
+static void rewrite_header(const std::string& path, const std::function<void(nlohmann::json&)>& edit);
 static void rewrite_evals(const std::string& path, const nlohmann::json& evals) {
+    rewrite_header(path, [&](nlohmann::json& header) {
+        nlohmann::json& meta = header["__metadata__"];
+        nlohmann::json hist = nlohmann::json::parse(meta["history"].get<std::string>());
+        hist["evals"] = evals;
+        meta["history"] = hist.dump();
+    });
+}
+static void rewrite_header(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
     std::ifstream in(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     in.close();
@@ -163,11 +177,8 @@ static void rewrite_evals(const std::string& path, const nlohmann::json& evals) 
     std::memcpy(&hlen, bytes.data(), 8);
     std::string data = bytes.substr(8 + hlen);
     nlohmann::json header = nlohmann::json::parse(bytes.substr(8, hlen));
-    nlohmann::json& meta = header["__metadata__"];
-    nlohmann::json hist = nlohmann::json::parse(meta["history"].get<std::string>());
-    hist["evals"] = evals;
-    meta["history"] = hist.dump();
-    meta["checksum"] = "0000000000000000";
+    edit(header);
+    header["__metadata__"]["checksum"] = "0000000000000000";
     std::string h = header.dump();
     while (h.size() % 8) h += ' ';
     hlen = h.size();
@@ -224,16 +235,22 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     std::string path = tmp_path("keep.safetensors");
     save_checkpoint(path, snapshot(tr, {}), tr.model().params_info());
     auto before = fs::file_size(path);
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
-    fs::create_directories(tmp);  // the temporary file cannot be created
     tr.step();
-    CHECK_THAT(test::error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); }),
-               Catch::Contains("cannot write checkpoint"));
-    fs::remove_all(tmp);
+    // a full disk: writes past 4 KiB fail (a file size limit, SIGXFSZ ignored as a shell would)
+    struct rlimit old_lim, lim;
+    getrlimit(RLIMIT_FSIZE, &old_lim);
+    lim = old_lim;
+    lim.rlim_cur = 4096;
+    auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &lim);
+    std::string err = test::error_of([&] { save_checkpoint(path, snapshot(tr, {}), tr.model().params_info()); });
+    setrlimit(RLIMIT_FSIZE, &old_lim);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK_THAT(err, Catch::Contains("cannot write the checkpoint") && Catch::Contains("the file there is untouched"));
     REQUIRE(fs::file_size(path) == before);
     REQUIRE(load_checkpoint(path).state.step == 0);
     CHECK_THAT(test::error_of([&] { save_checkpoint("/nonexistent/dir/x.safetensors", snapshot(tr, {}), tr.model().params_info()); }),
-               Catch::Contains("cannot write checkpoint"));
+               Catch::Contains("cannot write the checkpoint") && Catch::Contains("nothing was written"));
     // never renamed over a folder or a device (as root, /dev/null would become a plain file)
     std::string dir = tmp_path("a_folder");
     fs::create_directories(dir);
@@ -245,7 +262,6 @@ TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     CHECK_THAT(test::error_of([&] { save_checkpoint(fifo, snapshot(tr, {}), tr.model().params_info()); }),
                Catch::Contains("not a regular file"));
     REQUIRE(fs::is_fifo(fifo));
-    REQUIRE(!fs::exists(fifo + ".tmp." + std::to_string(getpid())));
     fs::remove(fifo);
 }
 
@@ -329,4 +345,47 @@ TEST_CASE("out-of-memory and device-lost errors say what happened and what to tr
     CHECK(message(VK_ERROR_DEVICE_LOST).rfind("the GPU device was lost (VK_ERROR_DEVICE_LOST in vkQueueSubmit(q)", 0) == 0);
     CHECK_THROWS_WITH(attn::vk_fail(VK_ERROR_FORMAT_NOT_SUPPORTED, "vkX()", "engine/x.cpp", 7),
                       "vkX() failed with VK_ERROR_FORMAT_NOT_SUPPORTED at engine/x.cpp:7");
+}
+
+TEST_CASE("crafted checkpoints with valid checksums are refused for what is wrong in them", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    Trainer tr(test::ctx(), data, c);
+    tr.step();
+    const auto& layout = tr.model().params_info();
+    std::string path = tmp_path("crafted.safetensors");
+    auto refused = [&](const std::function<void(Checkpoint&)>& alter) {
+        Checkpoint ck = snapshot(tr, {});
+        alter(ck);
+        save_checkpoint(path, ck, layout);
+        return test::error_of([&] { load_checkpoint(path); });
+    };
+    CHECK_THAT(refused([](Checkpoint& ck) { ck.state.step = INT_MAX; }), Catch::Contains("beyond any run"));
+    CHECK_THAT(refused([](Checkpoint& ck) { for (auto& r : ck.state.rng) r = 0; }), Catch::Contains("all-zero random-number state"));
+    CHECK_THAT(refused([](Checkpoint& ck) { ck.state.params[3] = std::nanf(""); }),
+               Catch::Contains("NaN or Inf in '" + layout[0].name + "'"));
+    CHECK_THAT(refused([](Checkpoint& ck) { ck.state.adam_v[5] = -1.0f; }), Catch::Contains("negative AdamW second moment"));
+    CHECK(refused([](Checkpoint&) {}).empty());
+
+    // header entries of the wrong JSON type: one line naming the tensor, never a JSON library's exception
+    const std::string name = layout[0].name;
+    auto header_refused = [&](const std::function<void(nlohmann::json&)>& edit) {
+        save_checkpoint(path, snapshot(tr, {}), layout);
+        rewrite_header(path, edit);
+        return test::error_of([&] { load_checkpoint(path); });
+    };
+    for (const auto& edit : std::vector<std::function<void(nlohmann::json&)>>{
+             [&](nlohmann::json& h) { h[name] = 5; },
+             [&](nlohmann::json& h) { h[name]["shape"] = "65,65"; },
+             [&](nlohmann::json& h) { h[name]["data_offsets"] = "0"; },
+             [&](nlohmann::json& h) { h[name].erase("shape"); }})
+        CHECK_THAT(header_refused(edit), Catch::Contains("damaged entry for tensor '" + name + "'"));
+    CHECK_THAT(header_refused([](nlohmann::json& h) {
+                   auto v = nlohmann::json::parse(h["__metadata__"]["vocab"].get<std::string>());
+                   v[0] = -1;
+                   h["__metadata__"]["vocab"] = v.dump();
+               }),
+               Catch::Contains("vocabulary entry that is not a Unicode character (-1)"));
+    fs::remove(path);
 }

@@ -1,6 +1,7 @@
 // safetensors reader/writer for checkpoints: atomic writes, a checksum over the whole file, strict checks.
 #include "train/checkpoint.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "io/files.h"
 #include "model/model.h"
 #include "train/dataset.h"
 #include "vk/check.h"
@@ -48,7 +50,6 @@ static Config config_from_json(const json& j) {
     return c;
 }
 
-// Writes header + data to path atomically, the checksum patched into the header.
 // The tensors' bytes, in the order of their data_offsets.
 struct Blob {
     const void* data;
@@ -67,7 +68,8 @@ struct TensorWriter {
     }
 };
 
-static void write_safetensors(const std::string& path, json header, const std::vector<Blob>& blobs) {
+// Writes header + data to path atomically (files.h), the checksum patched into the header.
+static void write_safetensors(const std::string& path, const char* role, json header, const std::vector<Blob>& blobs) {
     header["__metadata__"]["checksum"] = CHECKSUM_PLACEHOLDER;
     std::string h = header.dump();
     while (h.size() % 8) h += ' ';  // safetensors pads the header with spaces to 8 bytes
@@ -81,41 +83,11 @@ static void write_safetensors(const std::string& path, json header, const std::v
     size_t at = h.find(CHECKSUM_PLACEHOLDER);
     h.replace(at, 16, hex);
 
-    // the file is written beside the path and renamed over it: never over a folder or a device (/dev/null)
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw Error("cannot save a checkpoint to '" + path + "': it is " +
-                    (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file (a device or pipe)") + ": name a file");
-    // the process's own temporary file: two windows started in one folder autosave to the same name, and with a shared
-    // temporary one could rename the other's half-written file into place
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno) + " (check the folder exists and is writable)");
-    auto put = [&](const void* p, size_t n) {
-        const char* c = static_cast<const char*>(p);
-        while (n > 0) {
-            ssize_t w = ::write(fd, c, n);
-            if (w <= 0) {
-                int e = errno;
-                ::close(fd);
-                ::unlink(tmp.c_str());
-                throw Error("writing checkpoint '" + path + "' failed: " + std::strerror(e) + "; the previous file is untouched");
-            }
-            c += w;
-            n -= size_t(w);
-        }
-    };
-    put(&hlen, 8);
-    put(h.data(), h.size());
-    for (const Blob& b : blobs) put(b.data, b.bytes);
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        ::unlink(tmp.c_str());
-        throw Error("writing checkpoint '" + path + "' failed at fsync; the previous file is untouched");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        throw Error("cannot replace checkpoint '" + path + "': " + std::strerror(errno));
-    }
+    write_file_atomic(path, role, [&](FileSink& out) {
+        out.put(&hlen, 8);
+        out.put(h);
+        for (const Blob& b : blobs) out.put(b.data, b.bytes);
+    });
 }
 
 // The time-lapse as tensors: timelapse.steps (S,) I32, .attention (S, L, NH, P, P) F16, .char_loss (S, P-1) F32,
@@ -171,7 +143,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
                               {"history", hist.dump()}};
     if (!ck.timelapse.empty())
         header["__metadata__"]["timelapse"] = json{{"probe", ck.timelapse.text()}}.dump();
-    write_safetensors(path, header, w.blobs);
+    write_safetensors(path, "the checkpoint", header, w.blobs);
 }
 
 void save_tensors(const std::string& path, const std::vector<std::pair<std::string, std::vector<float>>>& tensors,
@@ -180,7 +152,7 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
     for (size_t i = 0; i < tensors.size(); i++)
         w.add(tensors[i].first, "F32", shapes[i], tensors[i].second.data(), tensors[i].second.size() * 4);
     w.header["__metadata__"] = {{"format", "attnlab-tensors"}, {"info", metadata_json}};
-    write_safetensors(path, w.header, w.blobs);
+    write_safetensors(path, "the tensors file", w.header, w.blobs);
 }
 
 void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked,
@@ -301,7 +273,21 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
     }
 }
 
+static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::string& path);
+
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
+    try {
+        return parse_checkpoint_checked(bytes, path);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw Error("checkpoint '" + path + "' is too large to read into memory");
+    } catch (const std::exception&) {  // a JSON value of the wrong type anywhere the checks above did not foresee
+        throw Error("checkpoint '" + path + "' has a damaged header (a value of the wrong type)");
+    }
+}
+
+static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::string& path) {
     auto bad = [&](const std::string& why) { return Error("checkpoint '" + path + "' " + why); };
     if (bytes.size() < 8) throw bad("is truncated (" + std::to_string(bytes.size()) + " bytes): it is not a safetensors file");
     uint64_t hlen;
@@ -333,7 +319,13 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
     Checkpoint ck;
     try {
         ck.config = config_from_json(json::parse(meta.at("config").get<std::string>()));
-        ck.vocab = json::parse(meta.at("vocab").get<std::string>()).get<std::vector<uint32_t>>();
+        for (const json& v : json::parse(meta.at("vocab").get<std::string>())) {
+            // Unicode scalar values only: a negative or surrogate entry would print as raw bytes
+            if (!v.is_number_unsigned() || v.get<uint64_t>() > 0x10FFFF || (v.get<uint64_t>() >= 0xD800 && v.get<uint64_t>() < 0xE000))
+                throw Error("checkpoint '" + path + "' holds a vocabulary entry that is not a Unicode character (" + v.dump() +
+                            "): it was altered or damaged");
+            ck.vocab.push_back(v.get<uint32_t>());
+        }
         ck.corpus = meta.value("corpus", "");
         ck.state.step = std::stoi(meta.at("step").get<std::string>());
         if (ck.state.step < 0) throw std::runtime_error("step");
@@ -346,9 +338,18 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
         for (auto& ev : hist.at("evals"))  // [step, train, val, tokens/s]; checkpoints before tokens/s: 3 values
             ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>(),
                                         ev.size() > 3 && ev.at(3).is_number() ? ev.at(3).get<double>() : -1.0});
+    } catch (const Error&) {
+        throw;
     } catch (const std::exception&) {
         throw bad("has damaged metadata");
     }
+    // ranges a run can have: a crafted file with a valid checksum must not overflow or silently misbehave
+    if (ck.state.step > k_max_checkpoint_step)
+        throw bad("is at step " + std::to_string(ck.state.step) + ", beyond any run (at most " +
+                  std::to_string(k_max_checkpoint_step) + "): it was altered or damaged");
+    auto all_zero = [](const uint64_t* r) { return (r[0] | r[1] | r[2] | r[3]) == 0; };
+    if (all_zero(ck.state.rng) || all_zero(ck.state.eval_rng))
+        throw bad("holds an all-zero random-number state (every batch would be the same one): it was altered or damaged");
     auto errs = validate(ck.config);
     if (!errs.empty()) throw bad("holds an invalid config: " + errs.front().message);
     if (ck.vocab.size() < 2) throw bad("holds an empty vocabulary");
@@ -360,19 +361,35 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
     ck.state.adam_v.assign(L.flat, 0.0f);
     const char* data = bytes.data() + 8 + hlen;
     size_t data_len = bytes.size() - 8 - hlen;
-    auto read = [&](const std::string& name, const ParamInfo& pi, std::vector<float>& flat) {
+    // kind: what its values may be (0 any finite, 1 finite and >= 0: AdamW's second moments)
+    auto read = [&](const std::string& name, const ParamInfo& pi, std::vector<float>& flat, int kind) {
         if (!header.contains(name)) throw bad("lacks tensor '" + name + "' that its config needs");
         const json& t = header[name];
-        if (t.value("dtype", "") != "F32") throw bad("tensor '" + name + "' is not F32");
-        if (t.at("shape").get<std::vector<int>>() != pi.shape) throw bad("tensor '" + name + "' has the wrong shape for its config");
-        auto o = t.at("data_offsets").get<std::vector<size_t>>();
+        std::vector<size_t> o;
+        try {
+            if (!t.is_object()) throw std::runtime_error("not an object");
+            if (t.value("dtype", "") != "F32") throw bad("tensor '" + name + "' is not F32");
+            if (t.at("shape").get<std::vector<int>>() != pi.shape) throw bad("tensor '" + name + "' has the wrong shape for its config");
+            o = t.at("data_offsets").get<std::vector<size_t>>();
+        } catch (const Error&) {
+            throw;
+        } catch (const std::exception&) {  // a number where an object, or a string where a list, belongs
+            throw bad("has a damaged entry for tensor '" + name + "' (not {dtype, shape, data_offsets})");
+        }
         if (o.size() != 2 || o[1] < o[0] || o[1] > data_len || o[1] - o[0] != pi.count * 4) throw bad("tensor '" + name + "' points outside the file");
-        std::memcpy(flat.data() + pi.offset, data + o[0], pi.count * 4);
+        float* dst = flat.data() + pi.offset;
+        std::memcpy(dst, data + o[0], pi.count * 4);
+        for (size_t i = 0; i < pi.count; i++) {
+            if (!std::isfinite(dst[i]))
+                throw bad("holds NaN or Inf in '" + name + "': the run had diverged or the file was altered; resume an earlier checkpoint");
+            if (kind == 1 && dst[i] < 0)
+                throw bad("holds a negative AdamW second moment in '" + name + "' (a square cannot be): it was altered or damaged");
+        }
     };
     for (const auto& pi : L.info) {
-        read(pi.name, pi, ck.state.params);
-        read("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
-        read("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
+        read(pi.name, pi, ck.state.params, 0);
+        read("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m, 0);
+        read("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v, 1);
     }
     if (header.contains("timelapse.steps")) read_timelapse(ck, header, meta, data, data_len, bad);
     return ck;

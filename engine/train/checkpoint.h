@@ -39,9 +39,11 @@ struct Checkpoint {
 };
 
 constexpr int CHECKPOINT_VERSION = 1;
+// The highest step a checkpoint may hold (a run's steps and the window's counters stay far from overflow).
+constexpr int k_max_checkpoint_step = 1'000'000'000;
 
-// Atomic: writes FILE.tmp.PID (this process's own), fsyncs, renames over FILE. Throws attn::Error; FILE is untouched
-// on failure.
+// Atomic, through write_file_atomic (io/files.h): never over the corpus or another file of the run, read back before
+// it replaces FILE. Throws attn::Error; FILE is untouched on failure.
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<struct ParamInfo>& layout);
 // Reads and verifies (format, version, checksum, shapes). Throws attn::Error with one line on any problem.
 Checkpoint load_checkpoint(const std::string& path);

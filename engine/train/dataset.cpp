@@ -55,7 +55,8 @@ Dataset Dataset::from_file(const std::string& path) {
         auto size = fs::file_size(path, ec);
         if (ec) throw Error("cannot read corpus '" + path + "': " + ec.message());
         if (size > MAX_CORPUS_BYTES)
-            throw Error("corpus '" + path + "' is " + std::to_string(size >> 20) + " MiB, more than the 100 MiB limit: use a smaller text file");
+            throw Error("corpus '" + path + "' is " + std::to_string(size) + " bytes, more than the limit of 100 MiB (" +
+                        std::to_string(MAX_CORPUS_BYTES) + " bytes): use a smaller text file");
     }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot open corpus '" + path + "': check its permissions");
@@ -75,7 +76,8 @@ Dataset Dataset::from_file(const std::string& path) {
 Dataset Dataset::from_text(const std::string& text, const std::string& name) {
     if (text.empty()) throw Error("corpus '" + name + "' is empty: give it some text to learn from");
     if (text.size() > MAX_CORPUS_BYTES)
-        throw Error("corpus '" + name + "' is more than the 100 MiB limit: use a smaller text file");
+        throw Error("corpus '" + name + "' is more than the limit of 100 MiB (" + std::to_string(MAX_CORPUS_BYTES) +
+                    " bytes): use a smaller text file");
     if (text.find('\0') != std::string::npos)
         throw Error("corpus '" + name + "' looks binary (it contains NUL bytes): pass a UTF-8 text file");
     Dataset d;

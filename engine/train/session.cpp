@@ -6,7 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 #include <unistd.h>
+
+#include "io/files.h"
 
 namespace attn {
 
@@ -27,6 +30,8 @@ bool inject_fault(Trainer& tr, FaultInjection& f) {
 
 Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas)
     : m_ctx(ctx), m_data(data), m_trainer(std::make_unique<Trainer>(ctx, data, cfg, replicas)) {
+    forget_files("the corpus");  // one run at a time: its text is what no writer may touch
+    register_file("the corpus", data.name());
     set_probe(default_probe(data, cfg.block_size));
 }
 
@@ -167,16 +172,20 @@ static const char* const k_metrics_header = "step,train_loss,val_loss,tokens_per
 void Session::write_metrics_to(const std::string& path) {
     namespace fs = std::filesystem;
     m_metrics.close();
-    m_metrics_path = path;
+    m_metrics_path.clear();
     m_metrics_error.clear();
+    forget_files("the --metrics file");
+    if (std::string why = write_problem(path, "the --metrics file"); !why.empty()) throw Error(why);
+    register_file("the --metrics file", path);
+    m_metrics_path = path;
     std::error_code ec;
     auto st = fs::status(path, ec);
     m_metrics_stream = fs::exists(st) && !fs::is_regular_file(st);
-    if (m_metrics_stream) {
+    if (m_metrics_stream) {  // a device or pipe (/dev/stdout, a FIFO): rows appended as they come
         m_metrics.open(path);
         m_metrics_rows = 0;
-        if (m_metrics) m_metrics << k_metrics_header;
-        if (!m_metrics) throw Error("cannot write --metrics file '" + path + "': check it is writable");
+        if (m_metrics) m_metrics << k_metrics_header << std::flush;
+        if (!m_metrics) throw Error("cannot write the --metrics file '" + path + "': check it is writable");
     }
     update_metrics();
     if (!m_metrics_error.empty()) throw Error(m_metrics_error);
@@ -191,31 +200,19 @@ void Session::update_metrics() {
     m_metrics_rows = std::min(m_metrics_rows, m_history.evals.size());  // after a revert: rows from there on again
     for (; m_metrics_rows < m_history.evals.size(); m_metrics_rows++) metrics_row(m_metrics, m_history.evals[m_metrics_rows]);
     m_metrics.flush();
-    m_metrics_error = m_metrics ? "" : "cannot write --metrics file '" + m_metrics_path + "'";
+    m_metrics_error = m_metrics ? "" : "cannot write the --metrics file '" + m_metrics_path + "' (rows from step " +
+                                           std::to_string(m_history.evals.empty() ? 0 : m_history.evals.back().step) +
+                                           " are lost)";
 }
 
 std::string Session::rewrite_metrics() {
-    namespace fs = std::filesystem;
-    const std::string& path = m_metrics_path;
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());  // the process's own: two runs may share PATH
-    std::error_code ec;
-    std::ofstream f(tmp);
-    bool in_place = !f.is_open();  // a folder that takes no new files: the file itself, written in place
-    if (in_place) f.open(path);
-    if (!f) return "cannot write --metrics file '" + path + "': check the folder exists and is writable";
+    std::ostringstream f;
     f << k_metrics_header;
     for (const auto& e : m_history.evals) metrics_row(f, e);
-    f.close();
-    if (!f) {
-        if (!in_place) fs::remove(tmp, ec);
-        return "cannot write --metrics file '" + path + "'";
-    }
-    if (in_place) return "";
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        std::string why = ec.message();
-        fs::remove(tmp, ec);
-        return "cannot replace --metrics file '" + path + "': " + why;
+    try {
+        write_file_atomic(m_metrics_path, "the --metrics file", f.str());
+    } catch (const Error& e) {
+        return e.what();
     }
     return "";
 }

@@ -29,6 +29,14 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         std::to_string(uint64_t(std::sqrt(double(limit / 4)))) +
                         " distinct characters, or another preset (their tables grow with the vocabulary, not its square)");
     }
+    // the whole token stream is one tensor, 4 bytes a character: the device's limit on one tensor bounds the text
+    // (batch and block size do not change it)
+    uint64_t stream = uint64_t(data.tokens().size()) * 4, tensor_limit = ctx.props().limits.maxStorageBufferRange;
+    if (stream > tensor_limit)
+        throw Error("corpus '" + data.name() + "' has " + std::to_string(data.tokens().size()) + " characters, and " +
+                    ctx.device_name() + " holds at most " + std::to_string(tensor_limit >> 20) +
+                    " MiB in one tensor (4 bytes a character): at most " + std::to_string(tensor_limit / 4) +
+                    " characters. Use a shorter text (a part of it), or a GPU with a larger limit (--list-devices)");
     size_t need = Model::bytes_needed(cfg, data.vocab_size()) + data.tokens().size() * 4;
     if (need > ctx.device_memory_bytes())
         throw Error("this configuration needs " + std::to_string(need >> 20) + " MiB of GPU memory but " + ctx.device_name() +
