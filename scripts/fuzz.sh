@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses for the corpus loader and the checkpoint reader (not part of CI).
+# Runs the libFuzzer harnesses for the corpus loader and the checkpoint reader (CI runs each for 60 s).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
-# regression test (a case in tests/test_dataset.cpp or tests/test_checkpoint.cpp feeding those bytes).
+# regression test (a case in tests/test_dataset.cpp or tests/test_checkpoint.cpp feeding those bytes). Exits non-zero
+# on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -9,12 +10,17 @@ missing=()
 for p in clang libclang-rt-14-dev nlohmann-json3-dev libvulkan-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then apt-get update -qq && apt-get install -y -qq "${missing[@]}"; fi
+if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
-clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
+clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
 for h in corpus checkpoint; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
