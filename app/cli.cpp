@@ -188,8 +188,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                    "the text the attention time-lapse records (at most block size characters; default: the first "
                    "block size characters of the validation split)");
     app.add_option("--history-mib", o.history_mib,
-                   "memory for the attention time-lapse in MiB, 1 to 4096 (default 64): past it, snapshots are thinned")
-        ->check(CLI::Range(1.0, 4096.0).description(""));
+                   "memory for the attention time-lapse in MiB, 0 to 4096 (default 64; 0: none recorded): past it, "
+                   "snapshots are thinned")
+        ->check(CLI::Range(0.0, 4096.0).description(""));
     // (the ranges in the help's words: CLI11 would print its validator as "INT:INT in [0 - 64]", not a syntax it takes)
     app.add_option("--device", o.device, "Vulkan device index, 0 to 64 (see --list-devices)")
         ->check(CLI::Range(0, 64).description(""));

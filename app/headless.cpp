@@ -113,7 +113,8 @@ int run_headless(const RunOptions& o) {
     if (interrupt_signal()) return stopped();  // after the last step: saved, nothing more to do
     // --profile's report comes after the sample, so that its share of the time is known (a sample cut short too)
     auto report = [&] {
-        if (o.profile && prof.any()) prof.print(since(t_run), ctx.allocated_bytes() + tr.replica_bytes(), run.timelapse());
+        if (o.profile && prof.any()) prof.print(since(t_run), ctx.allocated_bytes() + tr.replica_bytes(), run.timelapse(),
+                                           run.recording_seconds());
     };
     if (c.sample_chars > 0) {
         set_interrupt_message(save ? ("training is over and saved to " + o.save_path + ": stopping the sample").c_str()

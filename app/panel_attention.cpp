@@ -2,6 +2,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -100,6 +101,33 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
     }
 }
 
+// The shown head's entropy and distance at every recorded step, as two small line plots side by side (x: the
+// snapshots in order, dense early and sparse later), a cursor at the shown one.
+static void draw_summary_plots(const Snapshot& snap) {
+    const auto& steps = snap.probe_steps;
+    int S = int(steps.size());
+    if (S < 2 || snap.probe_entropy.size() != size_t(S) || snap.probe_distance.size() != size_t(S)) return;
+    int at = 0;
+    for (int k = 0; k < S; k++)
+        if (steps[k] <= snap.probe_step) at = k;
+    float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+    auto plot = [&](const char* id, const std::vector<float>& v, const char* what, const char* meaning) {
+        char overlay[64];
+        std::snprintf(overlay, sizeof overlay, "%s %.2f", what, v[at]);
+        ImGui::PlotLines(id, v.data(), S, 0, overlay, 0.0f, FLT_MAX, ImVec2(std::max(60.0f, w), 30));
+        ImVec2 mn = ImGui::GetItemRectMin(), mx = ImGui::GetItemRectMax();
+        float pad = ImGui::GetStyle().FramePadding.x, x = mn.x + pad + (mx.x - mn.x - 2 * pad) * float(at) / float(S - 1);
+        ImGui::GetWindowDrawList()->AddLine(ImVec2(x, mn.y), ImVec2(x, mx.y), IM_COL32(235, 235, 245, 200), 1.5f);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("L%d H%d's %s at each recorded step, %d to %d (x: the snapshots in order); the line: "
+                              "step %d\n%s", snap.att_layer + 1, snap.att_head + 1, what, steps.front(), steps.back(),
+                              snap.probe_step, meaning);
+    };
+    plot("##entropy", snap.probe_entropy, "entropy", "row entropy in nats: high = spread over the past, 0 = one character");
+    ImGui::SameLine();
+    plot("##distance", snap.probe_distance, "distance", "mean distance attended: 1 = the previous character");
+}
+
 // What the map shows: the last training step's batch element, or the time-lapse's probe (Session::timelapse) at a
 // recorded step: a timeline over the recorded steps, |< < > >| to step through them, Live to follow training.
 static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
@@ -124,7 +152,7 @@ static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread
         if (steps[k] <= snap.probe_step) at = k;
     int want = st.live ? S - 1 : at;
     ImGui::SameLine();
-    if (ImGui::Checkbox("live", &st.live) && st.live) want = S - 1;
+    if (ImGui::Checkbox("live", &st.live) && st.live) want = S - 1, st.playing = false;
     // the probe text: Enter records a new time-lapse for it
     if (!st.probe_edited) {  // a newline shows as \n (a one-line field), and is typed so
         std::string shown;
@@ -152,20 +180,52 @@ static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread
         ImGui::TextDisabled("no snapshot recorded yet");
         return;
     }
-    if (ImGui::SmallButton("|<")) want = 0, st.live = false;
+    auto stop = [&] { st.live = false, st.playing = false; };
+    if (st.step_by != 0) want = std::clamp(at + st.step_by, 0, S - 1), stop();  // the arrow keys
+    st.step_by = 0;
+    if (st.jump_to >= 0) {  // a click on the loss plot: the recorded step nearest it
+        int best = 0;
+        for (int k = 1; k < S; k++)
+            if (std::abs(steps[k] - st.jump_to) < std::abs(steps[best] - st.jump_to)) best = k;
+        want = best, stop();
+        st.jump_to = -1;
+    }
+    double now = ImGui::GetTime();
+    if (st.playing && now >= st.play_next) {  // one recorded step further, play_speed a second, to the last
+        if (at + 1 >= S) st.playing = false;
+        else want = at + 1, st.play_next = now + 1.0 / std::max(0.25f, st.play_speed);
+    }
+    if (ImGui::SmallButton("|<")) want = 0, stop();
     layout.timeline_first = visible_rect();
     ImGui::SameLine();
-    if (ImGui::SmallButton("<")) want = std::max(0, at - 1), st.live = false;
+    if (ImGui::SmallButton("<")) want = std::max(0, at - 1), stop();
     ImGui::SameLine();
-    if (ImGui::SmallButton(">")) want = std::min(S - 1, at + 1);
+    if (ImGui::SmallButton(st.playing ? "Pause" : "Play")) {
+        st.playing = !st.playing;
+        if (st.playing) {
+            if (st.live || at + 1 >= S) want = 0;  // from the first snapshot: the formation from the start
+            st.live = false;
+            st.play_next = now + 1.0 / std::max(0.25f, st.play_speed);
+        }
+    }
+    layout.play_button = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Play the recorded steps one after another (from the first, or from here), at the speed "
+                          "beside; Left/Right step through them");
     ImGui::SameLine();
-    if (ImGui::SmallButton(">|")) want = S - 1;
+    ImGui::SetNextItemWidth(60);
+    ImGui::SliderFloat("##speed", &st.play_speed, 0.5f, 20.0f, "%.1f/s");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Snapshots a second while playing");
+    ImGui::SameLine();
+    if (ImGui::SmallButton(">")) want = std::min(S - 1, at + 1), stop();
+    ImGui::SameLine();
+    if (ImGui::SmallButton(">|")) want = S - 1, st.playing = false;
     ImGui::SameLine();
     char label[48];
     std::snprintf(label, sizeof label, "step %d", snap.probe_step);
     ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x));
     int idx = want;
-    if (ImGui::SliderInt("##timeline", &idx, 0, S - 1, label)) want = idx, st.live = false;
+    if (ImGui::SliderInt("##timeline", &idx, 0, S - 1, label)) want = idx, stop();
     layout.timeline = visible_rect();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%d snapshots from step %d to %d: drag to any of them", S, steps.front(), steps.back());
@@ -242,6 +302,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
                               "seen)\ndistance: mean over rows of sum p |i - j| (1: the previous character)\n"
                               "named when over half the weight, on average, is on the previous, current or first "
                               "character, or the rows are over 90%% of uniform");
+        draw_summary_plots(snap);
     }
 
     // Cells of at least 3 pixels; a long context shows a window of n positions that a slider moves.

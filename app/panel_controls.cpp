@@ -121,6 +121,20 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("New random weights with the same settings: the loss history and samples are cleared.");
     if (ImGui::Button("Screenshot (F12)")) screenshot = true;
+    // slow motion: at most this many steps a second, to watch attention form live (0: full speed)
+    same_line_if_fits(labelled_width(70, "steps/s cap"));
+    ImGui::SetNextItemWidth(70);
+    if (ImGui::InputFloat("steps/s cap", &st.max_steps_per_s, 0, 0, "%.3g", ImGuiInputTextFlags_EnterReturnsTrue) ||
+        ImGui::IsItemDeactivatedAfterEdit()) {
+        if (!(st.max_steps_per_s >= 0)) st.max_steps_per_s = 0;  // negative or NaN: full speed
+        st.max_steps_per_s = std::min(st.max_steps_per_s, 1000.0f);
+        tt.set_max_steps_per_s(st.max_steps_per_s);
+    }
+    layout.steps_cap_field = visible_rect();  // the field alone, without its label (a click there types)
+    layout.steps_cap_field.z = std::min(layout.steps_cap_field.z, 70 * ImGui::GetIO().DisplayFramebufferScale.x);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Slow motion: train at most this many steps a second, to watch the heatmap and the loss "
+                          "change step by step (0: full speed)");
     // Always one line, so the fields below do not jump while the thread is busy.
     ImGui::TextDisabled("%s%s", snap.busy.c_str(), snap.busy.empty() ? "" : "...");
     if (!snap.heavy_note.empty()) {  // the gpt preset on a CPU driver: why nothing seems to happen for minutes

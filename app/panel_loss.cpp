@@ -22,6 +22,7 @@ static const ImU32 k_ref_colour = IM_COL32(200, 200, 120, 200);
 static const ImU32 k_grid_colour = IM_COL32(60, 60, 70, 255);
 static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
 static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
+static const ImU32 k_cursor_colour = IM_COL32(235, 235, 245, 200);  // the time-lapse's scrubbed step
 // Ghost runs cycle through these (none close to the train blue or the val orange).
 static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
                                         IM_COL32(110, 220, 230, 255), IM_COL32(230, 230, 110, 255),
@@ -301,7 +302,23 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         if (pts.size() < size_t(cols) / 6)
             for (auto& p : pts) dl->AddCircleFilled(p, 3.5f, col);
     }
+    // the time-lapse's scrubbed step (Attention panel, probe view): a vertical cursor
+    layout.loss_cursor_x = -1;
+    if (st.cursor_step >= 0 && st.cursor_step <= xmax) {
+        float x = px(st.cursor_step);
+        dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_cursor_colour, 2.0f);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "step %d", st.cursor_step);
+        float w = ImGui::CalcTextSize(buf).x;
+        dl->AddText(ImVec2(std::min(x + 3, b.x - w - 2), a.y + 2), k_cursor_colour, buf);
+        layout.loss_cursor_x = x * fb.x;
+    }
     dl->PopClipRect();
+
+    // a click on the plot: the time-lapse jumps to the recorded step nearest it (the window forwards clicked_step)
+    st.clicked_step = -1;
+    if (hovered && xmax > 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+        st.clicked_step = std::clamp(int(std::lround((ImGui::GetIO().MousePos.x - a.x) / (b.x - a.x) * xmax)), 0, xmax);
 
     if (hovered && xmax > 0) {
         float mx = ImGui::GetIO().MousePos.x;
@@ -314,6 +331,7 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         for (auto& e : snap.evals)
             if (!best || std::abs(e.step - s) < std::abs(best->step - s)) best = &e;
         if (best) ImGui::Text("estimate at step %d: train %.4f, val %.4f", best->step, best->train, best->val);
+        ImGui::TextDisabled("click: the attention time-lapse at the recorded step nearest here");
         for (const Ghost& g : st.ghosts) {
             if (!g.visible || g.evals.empty()) continue;
             const EvalPoint* gb = nullptr;

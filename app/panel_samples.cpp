@@ -8,6 +8,8 @@
 
 namespace attn {
 
+static const ImVec4 k_scrubbed_colour(0.92f, 0.92f, 0.96f, 1.0f);
+
 // Wrapped, not cut at the panel's edge: a long prompt and the characters left out of it stay readable.
 static void sample_header(const SampleEntry& s) {
     std::string h = "step " + std::to_string(s.step);
@@ -54,9 +56,20 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     if (snap.samples.empty()) {
         ImGui::TextDisabled("No sample yet.");
     } else {
-        const SampleEntry& s = snap.samples.back();
+        // while the time-lapse is scrubbed: the sample taken last at or before that step
+        const SampleEntry* at = &snap.samples.back();
+        if (st.at_step >= 0) {
+            at = &snap.samples.front();
+            for (const SampleEntry& e : snap.samples)
+                if (e.step <= st.at_step) at = &e;
+            ImGui::PushStyleColor(ImGuiCol_Text, k_scrubbed_colour);
+            ImGui::TextWrapped("The time-lapse is at step %d: its sample (Live in Attention returns to the latest)",
+                               st.at_step);
+            ImGui::PopStyleColor();
+        }
+        const SampleEntry& s = *at;
         sample_header(s);
-        if (snap.sample_ms > 0) {
+        if (snap.sample_ms > 0 && st.at_step < 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
             if (snap.sample_every_steps > 0)
                 ImGui::TextWrapped("sampled in %.0f ms, refreshed every ~%d steps", snap.sample_ms, snap.sample_every_steps);

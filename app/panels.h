@@ -24,6 +24,9 @@ struct PanelLayout {
     ImVec4 timeline{}, timeline_first{};      // the probe's recorded steps (slider), its "first" button
     int probe_step = -1;                      // the snapshot shown (-1: the training batch)
     ImVec4 probe_field{};                     // the probe text
+    ImVec4 play_button{};                     // the time-lapse's Play / Pause
+    ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
+    float loss_cursor_x = -1;                 // the loss plot's cursor at the scrubbed step (-1: none)
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
@@ -34,6 +37,7 @@ struct ControlsState {
     Config edit;              // what the fields show
     std::string corpus_path;  // field for Apply & restart
     int fps_cap = 30;
+    float max_steps_per_s = 0;  // slow motion (TrainingThread::set_max_steps_per_s); 0: full speed
     bool save_cpu = true;  // unwatched (no input) while training: drawing takes at most a small share of the time
     bool initialised = false;
     uint64_t model_id = 0;  // snap.model_id the fields were last taken from (a loaded checkpoint brings its config)
@@ -82,6 +86,8 @@ struct LossState {
     uint64_t ghosts_seen = 0;    // the last FinishedRun id taken from the Snapshot
     std::string csv_path = "attnlab_loss.csv";
     std::string csv_message;
+    int cursor_step = -1;   // in: the time-lapse's scrubbed step, drawn as a cursor (-1: none)
+    int clicked_step = -1;  // out: the step under a click on the plot this frame (-1: none)
 };
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout);
 // Writes step,train_loss,eval_train,eval_val; returns an error message or "".
@@ -96,6 +102,12 @@ struct AttentionState {
     // the source: the training batch, or the time-lapse's probe at a recorded step (live: the latest)
     bool probe = false, live = true;
     int probe_step = -1;
+    // Play: the recorded steps one after another, play_speed a second; step_by (the arrow keys) and jump_to (a click
+    // on the loss plot: the recorded step nearest it) are taken at the next frame
+    bool playing = false;
+    float play_speed = 4;
+    double play_next = 0;
+    int step_by = 0, jump_to = -1;
     char probe_text[1024] = {};  // the field; filled from the run's probe until edited
     bool probe_edited = false;
 };
@@ -103,6 +115,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
 
 struct SamplesState {
     std::string prompt;
+    int at_step = -1;  // in: the time-lapse's scrubbed step: the sample taken last at or before it is shown (-1: live)
 };
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 

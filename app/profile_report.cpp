@@ -20,7 +20,7 @@ void ProfileReport::add_step(const Trainer& tr, const StepResult& r, double seco
     m_gpu_ms += r.gpu_ms;
 }
 
-void ProfileReport::print(double wall_s, size_t gpu_bytes, const TimeLapse& tl) const {
+void ProfileReport::print(double wall_s, size_t gpu_bytes, const TimeLapse& tl, double record_s) const {
     double wall_ms = 1e3 * m_train_s / m_steps, gpu_ms = m_gpu_ms / m_profiled;
     std::printf("--- time per training step (mean of %d steps) ---\n", m_steps);
     std::printf("wall %.3f ms | GPU %.3f ms | host %.3f ms (recording, submission, waiting, reading the loss)\n", wall_ms,
@@ -30,8 +30,8 @@ void ProfileReport::print(double wall_s, size_t gpu_bytes, const TimeLapse& tl) 
                 100 * m_eval_s / wall_s, "sampling", 100 * m_sample_s / wall_s);
     std::printf("GPU memory in use: %.1f MiB\n", gpu_bytes / 1048576.0);
     std::printf("attention time-lapse: %zu snapshots of a %d-character probe, %.2f MiB of host memory (budget %.0f MiB, "
-                "%d thinned out)\n", tl.snapshots().size(), tl.length(), tl.bytes() / 1048576.0,
-                tl.budget() / 1048576.0, tl.thinned());
+                "%d thinned out), recorded in %.3f s (%.2f%% of the wall time)\n", tl.snapshots().size(), tl.length(),
+                tl.bytes() / 1048576.0, tl.budget() / 1048576.0, tl.thinned(), record_s, 100 * record_s / wall_s);
     double total = 0;
     for (auto& [name, v] : m_per_kernel) total += v.first;
     std::vector<std::pair<std::string, std::pair<double, int>>> rows(m_per_kernel.begin(), m_per_kernel.end());

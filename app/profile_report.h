@@ -17,8 +17,8 @@ public:
     void add_sample(double seconds) { m_sample_s += seconds; }
     bool any() const { return m_profiled > 0; }
     // Called after profiled steps (any()); wall_s: the run's wall time so far.
-    // timelapse: the run's, whose host memory is reported beside the GPU's
-    void print(double wall_s, size_t gpu_bytes, const TimeLapse& timelapse) const;
+    // timelapse: the run's, whose host memory is reported beside the GPU's; record_s: the time spent recording it
+    void print(double wall_s, size_t gpu_bytes, const TimeLapse& timelapse, double record_s) const;
 
 private:
     std::map<std::string, std::pair<double, int>> m_per_kernel;  // name -> (ms summed, calls)

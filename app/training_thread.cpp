@@ -100,6 +100,9 @@ void TrainingThread::no_checkpoint_path(const char* what) {
     m_snap.ckpt_error = true;
     publish();
 }
+void TrainingThread::set_max_steps_per_s(double per_s) {
+    post([&](Pending& p) { p.max_steps_per_s = std::isfinite(per_s) ? std::max(0.0, per_s) : 0.0; });
+}
 void TrainingThread::revert_to_good() { post([](Pending& p) { p.revert = true; }); }
 void TrainingThread::set_autosave(double minutes, const std::string& path) {
     std::lock_guard lk(m_mutex);  // read before the next step: no wake-up needed
@@ -234,7 +237,11 @@ bool TrainingThread::has_work() const {
     if (p.causal >= 0 || p.revert || !p.save_path.empty() || !p.load_path.empty()) return true;
     if (!m_run || m_snap.fatal) return false;
     bool finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
-    return !finished && (p.step_once > 0 || p.running);
+    return !finished && (p.step_once > 0 || (p.running && step_due()));
+}
+
+bool TrainingThread::step_due() const {
+    return m_pending.max_steps_per_s <= 0 || Clock::now() >= m_next_step_at;
 }
 
 void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {

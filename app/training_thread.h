@@ -83,6 +83,8 @@ struct Snapshot {
     std::vector<int> probe_steps;
     std::vector<float> probe_loss;
     std::vector<std::pair<std::string, float>> probe_top;
+    // the shown head's row entropy (nats) and mean distance attended at each of probe_steps (summarize_head)
+    std::vector<float> probe_entropy, probe_distance;
     // all-heads view (when asked for): (att_layers, att_heads, att_grid, att_grid), each T x T map averaged in blocks
     std::vector<float> att_all;
     int att_grid = 0, att_layers = 0, att_heads = 0;
@@ -136,6 +138,8 @@ public:
     void set_running(bool on);
     void toggle_running();
     void step_once();
+    // Slow motion: at most `per_s` training steps a second (0: as fast as it goes).
+    void set_max_steps_per_s(double per_s);
     void reset();  // new weights, same config; histories cleared
     void restart(const Config& cfg, const std::string& corpus_path);
     void set_live(const Config& cfg);
@@ -184,6 +188,7 @@ private:
         bool load_is_autosave = false;     // load_path is the autosave offered at start
         bool revert = false;
         double autosave_min = 0;
+        double max_steps_per_s = 0;  // slow motion; 0: full speed
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
         int frame_rate = 30;
@@ -206,6 +211,7 @@ private:
     }
     void run();
     bool has_work() const;
+    bool step_due() const;  // slow motion allows a running step now (m_mutex held)
     void build(const Config& cfg, bool eval_start = true, bool preview = true);  // preview: the attention map at once
     void save_to(const std::string& path);  // throws attn::Error
     void load_from(const std::string& path);
@@ -263,6 +269,9 @@ private:
     uint64_t m_model_id = 0;
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;
+    Clock::time_point m_next_step_at{};  // slow motion: no running step before this
+    std::string m_summary_key;  // what m_summary_* were computed for (slice_attention)
+    std::vector<float> m_summary_entropy, m_summary_distance;
     bool m_autosave_off = false;  // an autosave that failed to load could not be set aside: never overwrite it
     FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)
     int m_replicas = 0;      // --replicas (0: auto)

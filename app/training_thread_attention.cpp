@@ -59,8 +59,24 @@ void TrainingThread::slice_attention() {
     }
     std::vector<int> steps;
     std::vector<std::pair<std::string, float>> top;
+    std::vector<float> entropy, distance;  // the shown head's summary at every recorded step
     if (shot) {
         for (const auto& sn : tl.snapshots()) steps.push_back(sn.step);
+        // computed again only when the recorded steps, the head or the probe changed (every map of the history)
+        std::string key = std::to_string(layer) + "," + std::to_string(head) + "," + std::to_string(steps.size()) + "," +
+                          std::to_string(steps.back()) + "," + std::to_string(steps.front()) + "," + tl.text();
+        if (key != m_summary_key) {
+            m_summary_key = key;
+            m_summary_entropy.clear();
+            m_summary_distance.clear();
+            for (const auto& sn : tl.snapshots()) {
+                HeadSummary hs = summarize_head(snapshot_head(sn, T, m_cfg.n_head, layer, head), T, m_cfg.causal);
+                m_summary_entropy.push_back(float(hs.entropy));
+                m_summary_distance.push_back(float(hs.mean_distance));
+            }
+        }
+        entropy = m_summary_entropy;
+        distance = m_summary_distance;
         for (size_t k = 0; k < shot->top_ids.size(); k++)
             top.emplace_back(shot->top_ids[k] >= 0 ? m_data->decode(uint32_t(shot->top_ids[k])) : "", shot->top_p[k]);
     }
@@ -86,6 +102,8 @@ void TrainingThread::slice_attention() {
     m_snap.probe_steps = std::move(steps);
     m_snap.probe_loss = shot ? shot->char_loss : std::vector<float>{};
     m_snap.probe_top = std::move(top);
+    m_snap.probe_entropy = std::move(entropy);
+    m_snap.probe_distance = std::move(distance);
     publish();
 }
 

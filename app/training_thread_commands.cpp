@@ -31,12 +31,16 @@ void TrainingThread::run() {
     }
     auto window_start = Clock::now();
     int window_steps = 0;
+    bool step_allowed = true;  // slow motion: this turn may take a running step
     for (;;) {
         Pending p;
         {
             std::unique_lock lk(m_mutex);
             auto wait_from = Clock::now();
-            m_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return has_work(); });
+            auto until = wait_from + std::chrono::milliseconds(200);
+            if (m_pending.running && m_pending.max_steps_per_s > 0) until = std::min(until, std::max(wait_from, m_next_step_at));
+            m_cv.wait_until(lk, until, [&] { return has_work(); });
+            step_allowed = step_due();
             m_idle += Clock::now() - wait_from;  // paused: not in the Performance panel's wall time
             p = m_pending;
             if (m_pending.quit) {
@@ -214,7 +218,9 @@ void TrainingThread::run() {
                 slice_attention();  // layer/head now
             }
             bool finished = m_run && m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
-            if (m_run && !m_snap.fatal && !finished && (p.step_once > 0 || p.running)) {
+            if (m_run && !m_snap.fatal && !finished && (p.step_once > 0 || (p.running && step_allowed))) {
+                if (p.max_steps_per_s > 0) m_next_step_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                              std::chrono::duration<double>(1.0 / p.max_steps_per_s));
                 do_step(!p.running);
                 window_steps++;
                 finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;

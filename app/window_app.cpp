@@ -54,7 +54,8 @@ struct ImGuiGlfwBackend {
         glfwSetWindowUserPointer(w, keys);
         // Installed first: ImGui's backend chains to it.
         glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int mods) {
-            if (action == GLFW_PRESS)
+            // Left / Right repeat while held (the time-lapse's steps); the other keys act once a press
+            if (action == GLFW_PRESS || (action == GLFW_REPEAT && (key == GLFW_KEY_LEFT || key == GLFW_KEY_RIGHT)))
                 static_cast<KeyPresses*>(glfwGetWindowUserPointer(win))
                     ->keys.push_back(key | ((mods & GLFW_MOD_CONTROL) ? KeyPresses::k_ctrl : 0));
         });
@@ -95,7 +96,16 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     bool shot = draw_controls(p.controls, snap, tt, p.layout);
     ImGui::End();
     place("Loss", ImVec2(ctrl_w, 0), ImVec2(half, top_h), ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    // the time-lapse's scrubbed step, shared: a cursor on the loss plot, that step's sample; a click on the plot
+    // scrubs to it
+    int scrubbed = p.attention.probe && !p.attention.live && snap.att_probe ? snap.probe_step : -1;
+    p.loss.cursor_step = scrubbed;
+    p.samples.at_step = scrubbed;
     draw_loss(p.loss, snap, p.layout);
+    if (p.loss.clicked_step >= 0 && snap.cfg.kind != ModelKind::Bigram) {
+        p.attention.probe = true;
+        p.attention.jump_to = p.loss.clicked_step;
+    }
     ImGui::End();
     place("Attention", ImVec2(ctrl_w + half, 0), ImVec2(W - ctrl_w - half, top_h), ImGuiWindowFlags_NoScrollbar);
     draw_attention(p.attention, snap, tt, p.layout);
@@ -217,6 +227,9 @@ bool handle_keys(KeyPresses& presses, Panels& p, const Snapshot& snap, ResumePro
             tt.set_attention_all(p.attention.all_heads);
         }
         if (key == GLFW_KEY_L) lab.open = !lab.open;
+        // Left / Right: the time-lapse's previous / next recorded step (the probe view)
+        if ((key == GLFW_KEY_LEFT || key == GLFW_KEY_RIGHT) && p.attention.probe)
+            p.attention.step_by += key == GLFW_KEY_LEFT ? -1 : 1;
     }
     presses.keys.clear();
     return shot;
@@ -339,7 +352,8 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 glfwWaitEventsTimeout(0.25);  // minimised: sleep until something happens (or a signal), training goes on
                 continue;
             }
-            bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500);
+            // the time-lapse playing counts as watching: its frames come at its speed
+            bool user_idle = Clock::now() - last_input > std::chrono::milliseconds(1500) && !p.attention.playing;
             bool finishing = o.exit_after_steps > 0 && snap.done;
             auto period = frame_period(p, snap, fps_cap, user_idle, snap_changed, finishing);
             std::this_thread::sleep_until(next);

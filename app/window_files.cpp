@@ -56,7 +56,10 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("timeline", l.timeline);
     rect("timeline_first", l.timeline_first);
     rect("probe_field", l.probe_field);
+    rect("play_button", l.play_button);
+    rect("steps_cap_field", l.steps_cap_field);
     f << "probe_step " << l.probe_step << '\n';
+    f << "loss_cursor " << std::lround(l.loss_cursor_x) << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
     return f.str();
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Attention panel's probe view (Xvfb + openbox + xdotool): a headless run's checkpoint, opened in the window with
 # Ctrl+O, shows its time-lapse; the timeline's first step (step 0) has rows near uniform, the latest sharper ones
-# (the screenshot's cells); the live run records too; "training batch" brings the batch back. Where things are and
+# (the screenshot's cells); the loss plot's cursor follows the scrubbed step (Right, Play, a click on the plot); the live
+# run records too; "training batch" brings the batch back. Where things are and
 # which step is shown come from the layout sidecar of F12 (ATTN_SHOT_LAYOUT=1).
 # Usage: app_timelapse_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
@@ -48,6 +49,33 @@ window_session 300 "convert" '
     s_first=$(spread)
     echo "last row colour spread: step 0 $s_first, step $last $s_last"
     [ "$s_first" -lt "$s_last" ] || fail "step 0 should be nearer uniform than step $last"
+    # the loss plot'"'"'s cursor is at the scrubbed step: step 0 at the plot'"'"'s left edge
+    lx=$(layout_field loss 1) lw=$(layout_field loss 3)
+    c0=$(layout_field loss_cursor 1)
+    [ "$c0" -ge "$((lx - 1))" ] && [ "$c0" -le "$((lx + 2))" ] || fail "at step 0 the loss cursor should be at x $lx (is $c0)"
+    # Right: the next recorded step
+    key Right
+    for ((try = 0; try < 10; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 1 ] && break; done
+    [ "$(layout_field probe_step 1)" = 1 ] || fail "Right after step 0 should show step 1 (shows $(layout_field probe_step 1))"
+    # Play: the snapshots follow one another to the last, the cursor with them
+    click_on play_button
+    sleep 1.5
+    new_layout
+    mid=$(layout_field probe_step 1) cmid=$(layout_field loss_cursor 1)
+    [ "$mid" -gt 1 ] && [ "$mid" -lt 2000 ] || fail "1.5 s after Play the time-lapse should be part-way (shows step $mid)"
+    [ "$cmid" -gt "$c0" ] || fail "the loss cursor did not move with Play (x $c0, then $cmid)"
+    for ((try = 0; try < 40; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 2000 ] && break; sleep 0.5; done
+    [ "$(layout_field probe_step 1)" = 2000 ] || fail "Play should end at the last snapshot, step 2000 (shows $(layout_field probe_step 1))"
+    cend=$(layout_field loss_cursor 1)
+    [ "$cend" -ge "$((lx + lw - 3))" ] || fail "at step 2000 the loss cursor should be at the plot'"'"'s right edge ($((lx + lw))), is at $cend"
+    echo "Play: step $mid after 1.5 s (cursor x $cmid), then step 2000 (cursor x $cend)"
+    # a click on the loss plot'"'"'s middle: the recorded step nearest step 1000
+    ly=$(layout_field loss 2) lh=$(layout_field loss 4)
+    xdotool mousemove --window "$wid" $((lx + lw / 2)) $((ly + lh / 2)) click 1
+    for ((try = 0; try < 10; try++)); do new_layout; [ "$(layout_field probe_step 1)" != 2000 ] && break; done
+    jumped=$(layout_field probe_step 1)
+    [ "$jumped" -ge 500 ] && [ "$jumped" -le 1500 ] || fail "a click on the loss plot'"'"'s middle should show a step near 1000 (shows $jumped)"
+    echo "a click on the loss plot at step ~1000 shows step $jumped"
     # another probe typed into its field: a new time-lapse, its first snapshot at once (the run is paused)
     frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }
     click_on probe_field
@@ -64,6 +92,21 @@ window_session 300 "convert" '
     new_layout
     [ "$(layout_field probe_step 1)" = -1 ] || fail "training batch: the probe is still shown"
     [ "$(layout_field heatmap 5)" = 8 ] || fail "training batch: want the block of 8"
+    # slow motion: a cap of 4 steps a second, then training: a few steps in 3 s, not hundreds
+    click_on steps_cap_field
+    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
+    frame_seen
+    xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
+    xdotool type --window "$wid" --delay 20 "4"
+    frame_seen
+    xdotool keydown --window "$wid" Return; frame_seen; xdotool keyup --window "$wid" Return
+    resume
+    s0=$(shot_step) || fail "F12 wrote no screenshot"
+    sleep 3
+    s1=$(shot_step) || fail "F12 wrote no screenshot"
+    pause
+    echo "slow motion at 4 steps/s: steps $s0 to $s1 in about 3 s"
+    [ $((s1 - s0)) -ge 4 ] && [ $((s1 - s0)) -le 20 ] || fail "at 4 steps/s, 3 s trained $((s1 - s0)) steps"
     close_window
     n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
     echo PASS

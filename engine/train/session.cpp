@@ -85,7 +85,11 @@ std::string Session::set_probe(const std::string& text) {
 
 const ProbeSnapshot& Session::record_probe() {
     int step = step_count();
-    if (!m_timelapse.has_step(step)) m_timelapse.add(m_trainer->probe(m_timelapse.tokens()));
+    if (!m_timelapse.has_step(step)) {
+        auto t0 = std::chrono::steady_clock::now();
+        m_timelapse.add(m_trainer->probe(m_timelapse.tokens()));
+        m_record_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     return *m_timelapse.nearest(step);
 }
 
@@ -100,7 +104,7 @@ SessionStep Session::step() {
     SessionStep s;
     clock::time_point t0;
     try {
-        if (timelapse_due(step_count()) && !m_timelapse.has_step(step_count())) record_probe();
+        if (m_recording && timelapse_due(step_count()) && !m_timelapse.has_step(step_count())) record_probe();
         inject_fault(*m_trainer, m_fault);  // --inject-fault (tests): nothing unless this is its step
         t0 = clock::now();
         s.result = m_trainer->step();
@@ -130,7 +134,7 @@ SessionEval Session::evaluate(const std::function<void(int, int)>& progress) {
     m_train_s_since_eval = 0;
     out.eval = {step_count(), e.train, e.val, m_last_tps};
     m_history.evals.push_back(out.eval);
-    record_probe();
+    if (m_recording) record_probe();
     update_metrics();
     if (m_events) m_events->evaluated(out);
     return out;

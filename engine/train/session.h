@@ -133,9 +133,14 @@ public:
     // A probe's tokens as set_probe takes them (the known characters, the last block_size); *note as it returns.
     static std::vector<uint32_t> probe_tokens(const Dataset& data, const std::string& text, int block_size,
                                               std::string* note);
-    void set_history_budget(size_t bytes) { m_timelapse.set_budget(bytes); }
+    // The time-lapse's memory budget; 0: nothing is recorded while training (record_probe still records).
+    void set_history_budget(size_t bytes) {
+        m_recording = bytes > 0;
+        m_timelapse.set_budget(bytes > 0 ? bytes : m_timelapse.budget());
+    }
     // A snapshot of the current weights unless one of this step is recorded; returns it (Trainer::probe).
     const ProbeSnapshot& record_probe();
+    double recording_seconds() const { return m_record_s; }  // wall time spent in record_probe so far
 
     // The last good state, kept in host memory for Revert after divergence and for a rescue after a device
     // failure: models under k_good_state_params parameters, whose weights are finite.
@@ -160,6 +165,8 @@ private:
     double m_train_s_since_eval = 0, m_last_tps = 0;
     long m_tokens_since_eval = 0;
     int m_steps_since_eval = 0;
+    bool m_recording = true;  // the time-lapse records at its steps and evaluations
+    double m_record_s = 0;
     int m_saved_step = -1;
     std::string m_saved_path;
     void update_metrics();       // the file after the history changed (a new row, a revert, a resume)
