@@ -127,6 +127,53 @@ std::string default_corpus_path() {
     return here;
 }
 
+// Edit distance between two option names (insertions, deletions, substitutions).
+static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); j++) row[j] = j;
+    for (size_t i = 1; i <= a.size(); i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); j++) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The first argument CLI11 did not take, said as "unknown option --x; did you mean --y?" ("" if none is found).
+static std::string unknown_argument(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> names;  // without the leading --
+    for (const CLI::Option* opt : app.get_options())
+        for (const std::string& n : opt->get_lnames()) names.push_back(n);
+    // the words people reach for first (PyTorch scripts, nanoGPT's config)
+    static const std::map<std::string, std::string> synonyms = {
+        {"learning-rate", "lr"}, {"learning_rate", "lr"}, {"batch", "batch-size"}, {"batch_size", "batch-size"},
+        {"steps", "max-iters"}, {"iters", "max-iters"}, {"max_iters", "max-iters"}, {"block", "block-size"},
+        {"block_size", "block-size"}, {"context", "block-size"}, {"heads", "n-head"}, {"n_head", "n-head"},
+        {"layers", "n-layer"}, {"n_layer", "n-layer"}, {"n_embd", "n-embd"}, {"corpus", "data"}, {"input", "data"},
+        {"text", "data"}, {"file", "data"}, {"eval_interval", "eval-interval"}, {"eval_iters", "eval-iters"},
+        {"checkpoint-file", "checkpoint"}, {"load", "resume"}, {"out", "save"}, {"output", "save"}};
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) != 0 || a.size() < 3) continue;
+        std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+        if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+        std::string best;
+        if (auto it = synonyms.find(name); it != synonyms.end()) best = it->second;
+        size_t best_d = 3;  // at most 2 edits away
+        for (const std::string& n : names)
+            if (best.empty() || edit_distance(name, n) < best_d) {
+                size_t d = edit_distance(name, n);
+                if (d < best_d) best_d = d, best = n;
+            }
+        return "unknown option --" + name + (best.empty() ? "" : "; did you mean --" + best + "?");
+    }
+    return "";
+}
+
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
     std::string preset = "single-head";
@@ -143,18 +190,25 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     }
     Config& c = o.cfg;
     CLI::App app{"Attention Lab: watch a character-level GPT learn, trained by Vulkan compute shaders", "attnlab"};
+    app.get_formatter()->column_width(26);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last counts
     app.add_flag("--headless", o.headless, "train in the terminal, no window");
-    std::string preset_help = "the lecture's stage:";
+    std::string preset_help = "stage:";  // the names, one after another
     for (auto& n : Config::preset_names()) preset_help += " " + n;
-    app.add_option("--preset", preset, preset_help);
-    app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)");
-    app.add_option("--batch-size", c.batch_size, "sequences per step (B)");
-    app.add_option("--block-size", c.block_size, "context length (T)");
-    app.add_option("--n-embd", c.n_embd, "embedding width (C)");
+    app.add_option("--preset", preset, preset_help)->type_name("NAME");
+    app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)")->type_name("FILE");
+    // each default as the preset sets it (the help of `attnlab --preset gpt --help` shows gpt's)
+    auto dflt = [](double v) {
+        char b[48];
+        std::snprintf(b, sizeof b, " (default %g)", v);
+        return std::string(b);
+    };
+    app.add_option("--batch-size", c.batch_size, "sequences per step, B" + dflt(c.batch_size));
+    app.add_option("--block-size", c.block_size, "context length, T" + dflt(c.block_size));
+    app.add_option("--n-embd", c.n_embd, "embedding width, C" + dflt(c.n_embd));
     app.add_option("--head-size", c.head_size, "attention head size (HS); 0: n_embd / n_head");
-    app.add_option("--n-head", c.n_head, "attention heads per layer (NH)");
-    app.add_option("--n-layer", c.n_layer, "transformer blocks");
+    app.add_option("--n-head", c.n_head, "attention heads per layer, NH" + dflt(c.n_head));
+    app.add_option("--n-layer", c.n_layer, "transformer blocks" + dflt(c.n_layer));
     // on | off (also 1 | 0, true | false) -> "1" | "0" for a bool
     CLI::Validator on_off(
         [](std::string& v) -> std::string {
@@ -163,74 +217,79 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
             return "must be on or off (got '" + v + "')";
         },
         "", "on|off");
-    app.add_option("--ffn", c.ffn, "feed-forward after attention: on | off")->transform(on_off)->type_name("on|off");
-    app.add_option("--residual", c.residual, "residual connections + projections: on | off")
+    app.add_option("--ffn", c.ffn, "feed-forward after attention")->transform(on_off)->type_name("on|off");
+    app.add_option("--residual", c.residual, "residual connections + projections")
         ->transform(on_off)->type_name("on|off");
-    app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head: on | off")
+    app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head")
         ->transform(on_off)->type_name("on|off");
-    app.add_option("--dropout", c.dropout, "dropout probability (training only)");
+    app.add_option("--dropout", c.dropout, "dropout probability, training only" + dflt(c.dropout));
     bool encoder = false, no_pos = false;
-    app.add_flag("--encoder", encoder, "no causal mask: every position attends to every other (the lecture's encoder)");
-    app.add_flag("--no-pos", no_pos, "no position embeddings (attention then has no notion of order)");
-    app.add_option("--lr", c.lr, "AdamW learning rate");
-    app.add_option("--weight-decay", c.weight_decay, "AdamW weight decay");
-    app.add_option("--max-iters", c.max_iters, "training steps");
-    app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates");
-    app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate");
-    app.add_option("--seed", c.seed, "random seed (init, batches, sampling), 0 to 2^53")
+    app.add_flag("--encoder", encoder, "no causal mask: every position sees every other (an encoder)");
+    app.add_flag("--no-pos", no_pos, "no position embeddings (attention has no notion of order)");
+    app.add_option("--lr", c.lr, "AdamW learning rate" + dflt(c.lr));
+    app.add_option("--weight-decay", c.weight_decay, "AdamW weight decay" + dflt(c.weight_decay));
+    app.add_option("--max-iters", c.max_iters, "training steps" + dflt(c.max_iters));
+    app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates" + dflt(c.eval_interval));
+    app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate" + dflt(c.eval_iters));
+    app.add_option("--seed", c.seed, "random seed, 0 to 2^53" + dflt(double(c.seed)))
         ->check(CLI::Validator([](std::string& v) { return seed_problem(v); }, "", "seed"))
         ->type_name("UINT");
-    app.add_option("--temperature", c.temperature, "sampling temperature");
-    app.add_option("--top-k", c.top_k, "sample only from the k likeliest characters (0: all)");
-    app.add_option("--sample-chars", c.sample_chars, "characters generated at the end");
-    app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV");
+    app.add_option("--temperature", c.temperature, "sampling temperature" + dflt(c.temperature));
+    app.add_option("--top-k", c.top_k, "sample from the k likeliest characters, 0: all" + dflt(c.top_k));
+    app.add_option("--sample-chars", c.sample_chars, "characters generated at the end" + dflt(c.sample_chars));
+    app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV")
+        ->type_name("FILE");
     app.add_option("--probe", o.probe,
-                   "the text the attention time-lapse records (at most block size characters; default: the first "
-                   "block size characters of the validation split)");
+                   "the text the attention time-lapse records (default: val's start)");
     app.add_option("--history-mib", o.history_mib,
-                   "memory for the attention time-lapse in MiB, 0 to 4096 (default 64; 0: none recorded): past it, "
-                   "snapshots are thinned")
+                   "the time-lapse's memory, 0 (none) to 4096 MiB" + dflt(o.history_mib))
+        ->type_name("MIB")
         ->check(CLI::Range(0.0, 4096.0).description(""));
     // (the ranges in the help's words: CLI11 would print its validator as "INT:INT in [0 - 64]", not a syntax it takes)
     app.add_option("--device", o.device, "Vulkan device index, 0 to 64 (see --list-devices)")
         ->check(CLI::Range(0, 64).description(""));
     std::string cpu_threads = "auto";
     app.add_option("--cpu-threads", cpu_threads,
-                   "CPU Vulkan driver (lavapipe): threads each dispatch runs on, auto (default: 1 for the lecture's "
-                   "small models, whose steps are many tiny dispatches, else one per core) or a number");
+                   "CPU driver: threads a dispatch runs on, auto or a number")
+        ->type_name("auto|N");
     std::string replicas = "auto";
     app.add_option("--replicas", replicas,
-                   "devices each training step is split over, a slice of the batch each (data parallelism, gradients "
-                   "averaged on the devices): auto (default: on a CPU Vulkan driver such as lavapipe, one per core "
-                   "for the models that run on one thread a dispatch, else 1) or a number from 1 to 8 (any device)");
+                   "devices a step is split over, auto or 1 to 8")
+        ->type_name("auto|N");
     app.add_flag("--list-devices", o.list_devices, "list Vulkan devices and exit");
     app.add_flag("--validation", o.validation, "enable the Khronos validation layer");
     app.add_flag("--quiet", o.quiet, "headless: no progress line");
-    app.add_flag("--profile", o.profile, "headless: at the end, the Performance panel's figures: time per step (wall, GPU, host), the shares of training, evaluation and sampling, GPU memory, GPU time per step by kernel");
-    app.add_option("--save", o.save_path, "headless: checkpoint (safetensors) written at every evaluation, at the end and on Ctrl+C");
-    app.add_option("--resume", o.resume_path, "headless: continue from a checkpoint; --max-iters counts from step 0 (the window: Ctrl+O)");
+    app.add_flag("--profile", o.profile, "headless: at the end, time per step, shares and GPU time by kernel");
+    app.add_option("--save", o.save_path, "headless: checkpoint at every evaluation, the end and Ctrl+C")
+        ->type_name("FILE");
+    app.add_option("--resume", o.resume_path, "headless: continue a checkpoint (--max-iters counts from 0)")
+        ->type_name("FILE");
     app.add_option("--exit-after-steps", o.exit_after_steps,
-                   "window: train N steps (1 to 100000000), write --screenshot (if given) and exit (0; 2 if training diverges or "
-                   "fails first)")
+                   "window: train N steps, write --screenshot, exit")
+        ->type_name("N")
         ->check(CLI::Range(1, 100000000).description(""));
-    app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12");
-    app.add_option("--fps", o.fps, "window: frame-rate cap, 1 to 240 (default 30)")
+    app.add_option("--screenshot", o.screenshot_path, "window: PNG path for --exit-after-steps and F12")
+        ->type_name("FILE");
+    app.add_option("--fps", o.fps, "window: frame-rate cap, 1 to 240" + dflt(o.fps))
         ->check(CLI::Range(1, 240).description(""));
     app.add_option("--save-cpu", o.save_cpu,
-                   "window: while it trains unwatched (no input for 1.5 s), drawing takes at most 15% of the time: "
-                   "on (default) | off (always --fps)")
+                   "window: unwatched, drawing takes at most 15% of the time")
         ->transform(on_off)->type_name("on|off");
     app.add_option("--autosave", o.autosave_min,
-                   "window: autosave every MINUTES (fractions allowed, e.g. 0.05 = 3 s; 0: off; default 5) and on quit, "
-                   "to attnlab_autosave.safetensors in the working folder");
+                   "window: minutes between autosaves, 0: off" + dflt(o.autosave_min))
+        ->type_name("MIN");
     app.add_option("--checkpoint", o.checkpoint_path,
-                   "window: the file Ctrl+S saves to and Ctrl+O loads (default attnlab_run.safetensors)");
+                   "window: Ctrl+S / Ctrl+O's file (default " + o.checkpoint_path + ")")
+        ->type_name("FILE");
     std::string fault;
     app.add_option("--inject-fault", fault,
-                   "tests: KIND@STEP makes KIND (nan, oom, device-lost) happen at training step STEP, once");
-    app.footer("\nThe lecture's self-attention demos, as text: attnlab lab --list, attnlab lab NAME [--help]\n"
-               "In the window: Space pause, S step, R reset (asks first), F12 screenshot, H all heads, L the Lab, "
-               "Ctrl+S / Ctrl+O checkpoint.");
+                   "tests: nan, oom or device-lost at step STEP, once")
+        ->type_name("KIND@STEP");
+    app.add_flag("--version", o.version, "print the version and exit");
+    app.footer("\nDefaults are the preset's (--preset, else single-head); docs/runs.md has every flag's details.\n"
+               "The lecture's demos as text: attnlab lab --list; a saved run's attention: attnlab inspect FILE\n"
+               "In the window: Space pause, S step, R reset, F12 screenshot, H all heads, L the Lab,\n"
+               "Left/Right the time-lapse, Ctrl+S / Ctrl+O checkpoint.");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -238,6 +297,11 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         return 0;
     } catch (const CLI::ParseError& e) {
         std::string msg = e.what();
+        if (dynamic_cast<const CLI::ExtrasError*>(&e)) {  // what was not understood, and what was probably meant
+            std::string said = unknown_argument(app, argc, argv);
+            if (!said.empty()) msg = said;
+            else msg += ": a value goes after its option (--data FILE)";
+        }
         // CLI11's "Could not convert: --flag = value" (not a number, or too big for one) said as the range checks say it
         const std::string cnc = "Could not convert: ";
         if (size_t eq = msg.find(" = "); msg.rfind(cnc, 0) == 0 && eq != std::string::npos) {
@@ -251,6 +315,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         }
         std::fprintf(stderr, "error: %s (see attnlab --help)\n", msg.c_str());
         return 2;
+    }
+    if (o.version) {
+        std::printf("attnlab %s (Attention Lab; Vulkan compute, GLSL shaders)\n", ATTNLAB_VERSION);
+        return 0;
     }
     if (app.count("--data") == 0) o.data_path = default_corpus_path();
     // "auto" (0) or a count from 1 to most

@@ -19,6 +19,7 @@ struct RunOptions {
     int cpu_threads = 0;       // --cpu-threads: CPU drivers' threads a dispatch (0: auto, chosen for the model)
     int replicas = 0;          // --replicas: devices a training step runs on (0: auto, Trainer::replicas_for)
     bool list_devices = false;
+    bool version = false;  // --version
     std::string metrics_path;  // CSV of evals
     std::string probe;         // --probe: the time-lapse's text ("": Session::default_probe)
     double history_mib = 64;   // --history-mib: the time-lapse's memory budget

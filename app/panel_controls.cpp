@@ -3,7 +3,9 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include "panels.h"
 
@@ -12,12 +14,35 @@ namespace attn {
 static const ImVec4 k_error_colour{1.0f, 0.45f, 0.4f, 1.0f};
 
 // Shows every message for `flag` under the field it belongs to; returns whether there was one.
+// A field's error in the window's words: the message validate() writes for the command line names the flag
+// ("--lr must be ..."); here it names the field as it is labelled ("learning rate must be ...").
+static std::string in_window_words(const std::string& message) {
+    static const std::pair<const char*, const char*> words[] = {
+        {"--lr", "learning rate"}, {"--weight-decay", "weight decay"}, {"--batch-size", "batch size"},
+        {"--eval-interval", "eval interval"}, {"--eval-iters", "eval iters"}, {"--max-iters", "max iters"},
+        {"--temperature", "temperature"}, {"--top-k", "top-k"}, {"--sample-chars", "sample length"},
+        {"--dropout", "dropout"}, {"--block-size", "block size"}, {"--n-embd", "n_embd"}, {"--n-head", "n_head"},
+        {"--head-size", "head size"}, {"--n-layer", "n_layer"}};
+    std::string out = message;
+    for (const auto& [flag, label] : words)
+        for (size_t at = out.find(flag); at != std::string::npos; at = out.find(flag, at)) {
+            size_t end = at + std::strlen(flag);
+            if (end < out.size() && (std::isalnum(static_cast<unsigned char>(out[end])) || out[end] == '-')) {
+                at = end;  // a longer flag (--eval-iters inside --eval-iters-x): not this one
+                continue;
+            }
+            out.replace(at, end - at, label);
+            at += std::strlen(label);
+        }
+    return out;
+}
+
 static bool field_error(const std::vector<ConfigError>& errs, const char* flag) {
     bool any = false;
     for (auto& e : errs)
         if (e.field == flag) {
             ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
-            ImGui::TextWrapped("%s", e.message.c_str());
+            ImGui::TextWrapped("%s", in_window_words(e.message).c_str());
             ImGui::PopStyleColor();
             any = true;
         }

@@ -31,6 +31,7 @@ void TrainingThread::run() {
     }
     auto window_start = Clock::now();
     int window_steps = 0;
+    double window_train_s = 0;  // time in training steps within the window
     bool step_allowed = true;  // slow motion: this turn may take a running step
     for (;;) {
         Pending p;
@@ -221,8 +222,10 @@ void TrainingThread::run() {
             if (m_run && !m_snap.fatal && !finished && (p.step_once > 0 || (p.running && step_allowed))) {
                 if (p.max_steps_per_s > 0) m_next_step_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                               std::chrono::duration<double>(1.0 / p.max_steps_per_s));
+                auto t_step = Clock::now();
                 do_step(!p.running);
                 window_steps++;
+                window_train_s += std::chrono::duration<double>(Clock::now() - t_step).count();
                 finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
                 if (finished) {
                     if (m_snap.evals.empty() || m_snap.evals.back().step != m_run->trainer().step_count()) do_eval();
@@ -234,10 +237,11 @@ void TrainingThread::run() {
             }
             autosave(p, false);
             double window_s = std::chrono::duration<double>(Clock::now() - window_start).count();
-            if (window_s >= 1.0) {
+            if (window_s >= 1.0) {  // it/s of training itself: evaluations, samples and pauses left out
                 std::lock_guard lk(m_mutex);
-                m_snap.it_per_s = window_steps / window_s;
+                m_snap.it_per_s = window_train_s > 0 ? window_steps / window_train_s : 0;
                 window_steps = 0;
+                window_train_s = 0;
                 window_start = Clock::now();
                 publish();
             }

@@ -37,6 +37,26 @@ else
     echo "FAIL: --help should show '--device INT' with its range in words, no 'INT:INT in [0 - 64]':"; "$bin" --help | grep -E "INT"
     fails=$((fails+1))
 fi
+# --help fits 100 columns, names what files and values a flag takes, and gives the preset's defaults
+help=$("$bin" --help)
+if ! awk 'length($0) > 100 { exit 1 }' <<<"$help"; then
+    echo "FAIL: --help has lines over 100 columns:"; awk 'length($0) > 100' <<<"$help"; fails=$((fails+1))
+elif ! grep -qE "^  --data FILE " <<<"$help" || ! grep -qE "^  --lr FLOAT .*\(default 0.001\)" <<<"$help" ||
+     ! grep -qE "^  --batch-size INT .*\(default 32\)" <<<"$help"; then
+    echo "FAIL: --help should show --data FILE and the defaults of --lr (0.001) and --batch-size (32):"; echo "$help"
+    fails=$((fails+1))
+elif ! "$bin" --preset gpt --help | grep -qE "^  --lr FLOAT .*\(default 0.0003\)"; then
+    echo "FAIL: --preset gpt --help should show gpt's learning rate, 0.0003"; fails=$((fails+1))
+else
+    passes=$((passes+1))
+fi
+# an option that does not exist: said, with the likely one
+expect 2 "unknown option --learning-rate; did you mean --lr?" --learning-rate 1e-3
+expect 2 "unknown option --bach-size; did you mean --batch-size?" --bach-size 3
+expect 2 "a value goes after its option" --data "$corpus" stray
+out=$("$bin" --version); rc=$?
+if [ $rc -eq 0 ] && grep -qE "^attnlab [0-9]+\.[0-9]+\.[0-9]+ " <<<"$out"; then passes=$((passes+1)); else
+    echo "FAIL: --version: exit $rc, '$out'"; fails=$((fails+1)); fi
 # a flag given twice: the last counts (as in the lab command)
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 500 --eval-iters 1 --sample-chars 0 \
       --max-iters 2 --eval-interval 2 2>/dev/null); rc=$?
