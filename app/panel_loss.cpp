@@ -11,6 +11,7 @@
 
 #include "io/files.h"
 #include "panels.h"
+#include "plot_scale.h"
 #include "renderer.h"
 
 namespace attn {
@@ -23,6 +24,7 @@ static const ImU32 k_grid_colour = IM_COL32(60, 60, 70, 255);
 static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
 static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
 static const ImU32 k_cursor_colour = IM_COL32(235, 235, 245, 200);  // the time-lapse's scrubbed step
+static const ImU32 k_spike_colour = IM_COL32(255, 90, 90, 220);    // a per-step loss above the y axis
 // Ghost runs cycle through these (none close to the train blue or the val orange).
 static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
                                         IM_COL32(110, 220, 230, 255), IM_COL32(230, 230, 110, 255),
@@ -78,14 +80,6 @@ static void draw_ghost_list(LossState& st, float height) {
     ImGui::EndChild();
 }
 
-// A 1-2-5 step giving about `n` intervals over `range`.
-static double nice_step(double range, int n) {
-    double raw = range / std::max(1, n), mag = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * mag >= raw) return m * mag;
-    return 10 * mag;
-}
-
 std::string write_loss_csv(const Snapshot& snap, const std::string& path) {
     std::ostringstream f;
     std::map<int, EvalPoint> ev;
@@ -113,6 +107,24 @@ std::string write_loss_csv(const Snapshot& snap, const std::string& path) {
 
 static void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col) {
     for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 6, x1), y), col, 1.5f);
+}
+
+// A polyline drawn in dashes of 6 px with gaps of 4 (the train estimate, over the val one).
+static void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& pts, ImU32 col, float thickness) {
+    float phase = 0;  // distance along the dash pattern (10 px)
+    for (size_t i = 1; i < pts.size(); i++) {
+        ImVec2 p = pts[i - 1], q = pts[i];
+        float len = std::hypot(q.x - p.x, q.y - p.y);
+        for (float t = 0; t < len;) {
+            float in = std::fmod(phase, 10.0f), run = std::min(len - t, in < 6 ? 6 - in : 10 - in);
+            if (in < 6) {
+                ImVec2 u(p.x + (q.x - p.x) * t / len, p.y + (q.y - p.y) * t / len);
+                ImVec2 v(p.x + (q.x - p.x) * (t + run) / len, p.y + (q.y - p.y) * (t + run) / len);
+                dl->AddLine(u, v, col, thickness);
+            }
+            t += run, phase += run;
+        }
+    }
 }
 
 // A colour swatch and its label, on the line so far if they fit (16 + 2 px of swatch before the text).
@@ -163,7 +175,7 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         if (list_h > 0) draw_ghost_list(st, list_h);
         return;
     }
-    ImGui::InvisibleButton("##lossplot", avail);
+    bool clicked = ImGui::InvisibleButton("##lossplot", avail);
     bool hovered = ImGui::IsItemHovered();
     add_opaque_fill(dl, a, b, k_bg_colour);  // a clear, not triangles: this panel is drawn again every step
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
@@ -173,45 +185,67 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     layout.plot_bg_colour = k_bg_colour;
 
     const auto& raw = snap.step_losses;
-    const double ref_bigram = 2.5, ref_head = 2.4;
-    const double ref_own = snap.cfg.lecture_val_loss();
-    double lo = std::min(ref_head, ref_own > 0 ? ref_own : ref_head), hi = ref_bigram;
-    for (float v : raw)
-        if (std::isfinite(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
-    for (auto& e : snap.evals) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+    // the lecture's values: only on its corpus (tiny Shakespeare, by content), the current stage's by default
+    const double ref_own = snap.lecture_corpus ? snap.cfg.lecture_val_loss() : 0;
+    std::vector<std::pair<std::string, double>> refs;  // shown: the current preset's first
+    if (ref_own > 0) refs.push_back({snap.cfg.preset, ref_own});
+    if (snap.lecture_corpus && st.all_refs)
+        for (const std::string& name : Config::preset_names())
+            if (double v = Config::lecture_val_loss(name); v > 0 && name != snap.cfg.preset) refs.push_back({name, v});
     // Earlier runs widen the x axis only up to this run's max iters: a 5000-step ghost does not squeeze a 500-step
     // run into the plot's left tenth (the ghost is cut at the right edge instead, and its cut part sets no y range)
+    std::vector<double> estimates, ref_values;
+    for (auto& e : snap.evals) estimates.push_back(e.train), estimates.push_back(e.val);
     int ghost_xmax = 0, cut = snap.cfg.max_iters > 0 ? snap.cfg.max_iters : INT_MAX;
     for (const Ghost& g : st.ghosts)
         if (g.visible && !g.evals.empty()) {
             for (auto& e : g.evals)
-                if (e.step > 0 && e.step <= cut) lo = std::min({lo, e.train, e.val}), hi = std::max({hi, e.train, e.val});
+                if (e.step > 0 && e.step <= cut) estimates.push_back(e.train), estimates.push_back(e.val);
             ghost_xmax = std::max(ghost_xmax, std::min(g.evals.back().step, cut));
         }
-    lo = std::max(lo * 0.95, 1e-3);
-    hi = hi * 1.03;
+    for (auto& r : refs) ref_values.push_back(r.second);
+    AxisRange yr = loss_y_range(raw, estimates, ref_values, st.log_y);
+    const double lo = yr.lo, hi = yr.hi;
     int xmax = std::max({1, int(raw.size()), snap.evals.empty() ? 0 : snap.evals.back().step, ghost_xmax});
+    // the x view: all steps, or what the wheel zoomed to and a drag moved (double-click: all again)
+    double x0 = 0, x1 = xmax;
+    if (st.view_hi > st.view_lo) x0 = std::max(0.0, st.view_lo), x1 = std::min(double(xmax), st.view_hi);
+    if (x1 - x0 < 4) x0 = 0, x1 = xmax, st.view_lo = st.view_hi = 0;
     auto ty = [&](double v) { return st.log_y ? std::log(std::max(v, 1e-6)) : v; };
     double tlo = ty(lo), thi = ty(hi);
-    auto px = [&](double step) { return a.x + float(step / xmax) * (b.x - a.x); };
+    auto px = [&](double step) { return a.x + float((step - x0) / (x1 - x0)) * (b.x - a.x); };
     auto py = [&](double v) { return b.y - float((ty(v) - tlo) / (thi - tlo)) * (b.y - a.y); };
+    auto step_at = [&](float x) { return x0 + double(x - a.x) / double(b.x - a.x) * (x1 - x0); };
+    if (hovered) {  // wheel: zoom on x around the pointer; drag: move along x; double-click: every step again
+        ImGuiIO& io = ImGui::GetIO();
+        if (io.MouseWheel != 0) {
+            double at = step_at(io.MousePos.x), f = std::pow(0.8, io.MouseWheel);
+            st.view_lo = std::max(0.0, at - (at - x0) * f);
+            st.view_hi = std::min(double(xmax), at + (x1 - at) * f);
+        }
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) st.view_lo = st.view_hi = 0;
+    }
+    if (ImGui::IsItemActivated()) st.dragged = false;
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 4)) {
+        st.dragged = true;
+        double dx = double(ImGui::GetIO().MouseDelta.x) / double(b.x - a.x) * (x1 - x0);
+        double w = x1 - x0, nlo = std::clamp(x0 - dx, 0.0, double(xmax) - w);
+        st.view_lo = nlo, st.view_hi = nlo + w;
+    }
 
     // grid and tick labels
     dl->PushClipRect(ImVec2(p0.x, p0.y), ImVec2(p0.x + avail.x, p0.y + avail.y), true);
-    double ys = nice_step(hi - lo, 5);
-    for (double v = std::ceil(lo / ys) * ys; v <= hi; v += ys) {
+    for (double v : axis_ticks(lo, hi, st.log_y, 5)) {
         float y = py(v);
         dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), k_grid_colour);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.2f", v);
-        dl->AddText(ImVec2(p0.x + 2, y - 7), IM_COL32(170, 170, 180, 255), buf);
+        dl->AddText(ImVec2(p0.x + 2, y - 7), IM_COL32(170, 170, 180, 255), compact_number(v).c_str());
     }
-    double xs = std::max(1.0, nice_step(xmax, 6));  // steps are whole numbers
-    for (double s = 0; s <= xmax; s += xs) {
-        float x = px(s);
+    for (double sx : axis_ticks(x0, x1, false, 6)) {
+        if (sx != std::floor(sx)) continue;  // steps are whole numbers
+        float x = px(sx);
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_grid_colour);
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", s);
+        std::snprintf(buf, sizeof buf, "%g", sx);
         // centred on its line, kept inside the panel (the last tick sits on the right edge)
         float w = ImGui::CalcTextSize(buf).x, tx = std::min(x - w / 2, p0.x + avail.x - w - 2);
         dl->AddText(ImVec2(std::max(tx, p0.x), b.y + 3), IM_COL32(170, 170, 180, 255), buf);
@@ -219,51 +253,33 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     dl->PopClipRect();
     dl->PushClipRect(a, b, true);
 
-    // raw per-step loss, averaged into at most one point per pixel column
+    // raw per-step loss in view, averaged into at most one point per pixel column; a value above the axis is drawn
+    // at the top edge with a mark (the y range leaves spikes out)
     int cols = std::max(1, int(b.x - a.x));
-    std::vector<ImVec2> pts;
+    std::vector<ImVec2> pts, curve_pts;  // curve_pts: every curve point, for placing labels off the curves
     size_t n = raw.size();
-    size_t per = std::max<size_t>(1, (n + cols - 1) / cols);
-    for (size_t i = 0; i < n; i += per) {
-        double sum = 0;
+    size_t first = size_t(std::max(0.0, std::floor(x0) - 1)), last = std::min(n, size_t(std::ceil(x1)));
+    size_t per = std::max<size_t>(1, (last - std::min(first, last) + cols - 1) / cols);
+    for (size_t i = first; i < last; i += per) {
+        double sum = 0, peak = 0;
         size_t k = 0;
-        for (size_t j = i; j < std::min(n, i + per); j++)
-            if (std::isfinite(raw[j])) sum += raw[j], k++;
-        if (k) pts.push_back(ImVec2(px(i + 1 + (per - 1) * 0.5), py(sum / k)));
+        for (size_t j = i; j < std::min(last, i + per); j++)
+            if (std::isfinite(raw[j])) sum += raw[j], k++, peak = std::max(peak, double(raw[j]));
+        if (!k) continue;
+        ImVec2 p(px(i + 1 + (per - 1) * 0.5), py(std::min(sum / k, hi)));
+        pts.push_back(p);
+        if (peak > hi) dl->AddTriangleFilled(ImVec2(p.x - 3, a.y + 6), ImVec2(p.x + 3, a.y + 6), ImVec2(p.x, a.y), k_spike_colour);
     }
     if (pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), k_raw_colour, 0, 1.0f);
+    curve_pts = pts;
 
-    // reference lines from the lecture: the current preset's bold and labelled, the others faint, labelled where room
-    std::vector<std::pair<float, float>> taken;  // label y ranges already used
-    auto free_at = [&](float y0, float y1) {
-        for (auto& t : taken)
-            if (y0 < t.second && y1 > t.first) return false;
-        return true;
-    };
-    auto ref_line = [&](const std::string& preset, double v, bool own) {
-        float y = py(v);
-        if (y < a.y - 1 || y > b.y + 1) return;
-        ImU32 col = own ? k_ref_colour : k_ref_faint;
-        if (own) dashed_hline(dl, a.x, b.x, y, col);
+    // reference lines: the current preset's bold, the others faint (their labels come after the curves)
+    for (size_t r = 0; r < refs.size(); r++) {
+        float y = py(refs[r].second);
+        if (y < a.y - 1 || y > b.y + 1) continue;
+        if (r == 0 && ref_own > 0) dashed_hline(dl, a.x, b.x, y, k_ref_colour);
         else
-            for (float x = a.x; x < b.x; x += 8) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 3, b.x), y), col, 1.0f);
-        char buf[64];
-        std::snprintf(buf, sizeof buf, own ? "%s %.2f (lecture)" : "%s %.2f", preset.c_str(), v);
-        ImVec2 ts = ImGui::CalcTextSize(buf);
-        for (float ly : {y - ts.y - 1, y + 1})
-            if (free_at(ly, ly + ts.y)) {
-                taken.push_back({ly, ly + ts.y});
-                // at the left end: there every run is still near ln(vocab) ~ 4.2, far above the lecture's
-                // losses, while at the right end the curves (the latest loss) ran through the labels
-                dl->AddText(ImVec2(a.x + 4, ly), own ? col : IM_COL32(200, 200, 120, 140), buf);
-                break;
-            }
-    };
-    if (ref_own > 0) ref_line(snap.cfg.preset, ref_own, true);
-    for (const std::string& name : Config::preset_names()) {
-        double v = Config::lecture_val_loss(name);
-        bool keep = st.all_refs || (ref_own <= 0 && (name == "bigram" || name == "single-head"));
-        if (v > 0 && name != snap.cfg.preset && keep) ref_line(name, v, false);
+            for (float x = a.x; x < b.x; x += 8) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 3, b.x), y), k_ref_faint, 1.0f);
     }
 
     // earlier runs: val solid, train faint, both thinner than the current run
@@ -276,8 +292,8 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
                 const EvalPoint& e = g.evals[i];
                 pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
             }
-            const EvalPoint& last = g.evals.back();
-            if ((gn - 1) % gper) pts.push_back(ImVec2(px(last.step), py(which == 0 ? last.train : last.val)));
+            const EvalPoint& lastp = g.evals.back();
+            if ((gn - 1) % gper) pts.push_back(ImVec2(px(lastp.step), py(which == 0 ? lastp.train : lastp.val)));
             dl->AddPolyline(pts.data(), int(pts.size()), ghost_colour(g.id, which == 0 ? 70 : 190), 0,
                             which == 0 ? 1.0f : 1.5f);
         }
@@ -285,26 +301,68 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         dl->AddCircleFilled(end, 3.0f, ghost_colour(g.id, 220));
     }
 
-    // estimates, thinned when there are more than pixel columns
+    // estimates, thinned when there are more than pixel columns: val solid and thick, train dashed over it (the two
+    // often coincide: the dashes let both be seen)
     size_t ne = snap.evals.size(), eper = std::max<size_t>(1, (ne + cols - 1) / cols);
-    for (int which = 0; which < 2; which++) {
+    for (int which = 1; which >= 0; which--) {
         ImU32 col = which == 0 ? k_train_colour : k_val_colour;
         pts.clear();
         for (size_t i = 0; i < ne; i += eper) {
             const EvalPoint& e = snap.evals[i];
-            pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
+            pts.push_back(ImVec2(px(e.step), py(std::min(which == 0 ? e.train : e.val, hi))));
         }
         if (ne && (ne - 1) % eper) {
             const EvalPoint& e = snap.evals.back();
-            pts.push_back(ImVec2(px(e.step), py(which == 0 ? e.train : e.val)));
+            pts.push_back(ImVec2(px(e.step), py(std::min(which == 0 ? e.train : e.val, hi))));
         }
-        if (pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), col, 0, 2.5f);
+        curve_pts.insert(curve_pts.end(), pts.begin(), pts.end());
+        if (which == 1 && pts.size() > 1) dl->AddPolyline(pts.data(), int(pts.size()), col, 0, 3.0f);
+        if (which == 0) dashed_polyline(dl, pts, col, 1.5f);
         if (pts.size() < size_t(cols) / 6)
-            for (auto& p : pts) dl->AddCircleFilled(p, 3.5f, col);
+            for (auto& p : pts) dl->AddCircleFilled(p, which == 1 ? 3.5f : 2.5f, col);
     }
+
+    // the references' labels, on top: where no curve and no other label is (left, middle or right of the line,
+    // above or below it), on a dark box
+    std::vector<ImVec4> taken;  // label rectangles drawn
+    for (size_t r = 0; r < refs.size(); r++) {
+        bool own = r == 0 && ref_own > 0;
+        float y = py(refs[r].second);
+        if (y < a.y - 1 || y > b.y + 1) continue;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, own ? "%s %.2f (lecture)" : "%s %.2f", refs[r].first.c_str(), refs[r].second);
+        ImVec2 ts = ImGui::CalcTextSize(buf);
+        auto clear_of = [&](float lx, float ly) {
+            for (auto& t : taken)
+                if (lx < t.z && lx + ts.x > t.x && ly < t.w && ly + ts.y > t.y) return false;
+            for (auto& p : curve_pts)
+                if (p.x >= lx - 2 && p.x <= lx + ts.x + 2 && p.y >= ly - 3 && p.y <= ly + ts.y + 3) return false;
+            return true;
+        };
+        bool placed = false;
+        ImVec2 at;
+        for (float lx : {a.x + 4, (a.x + b.x - ts.x) / 2, b.x - ts.x - 4}) {
+            for (float ly : {y - ts.y - 1, y + 1}) {
+                ly = std::clamp(ly, a.y + 1, b.y - ts.y - 1);  // never cut off at the plot's edge
+                if (clear_of(lx, ly)) {
+                    at = ImVec2(lx, ly), placed = true;
+                    break;
+                }
+            }
+            if (placed) break;
+        }
+        if (!placed) {
+            if (!own) continue;  // a faint reference's label only where it is free
+            at = ImVec2(b.x - ts.x - 4, std::clamp(y - ts.y - 1, a.y + 1, b.y - ts.y - 1));
+        }
+        taken.push_back(ImVec4(at.x, at.y, at.x + ts.x, at.y + ts.y));
+        dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), IM_COL32(22, 22, 28, 200));
+        dl->AddText(at, own ? k_ref_colour : IM_COL32(200, 200, 120, 160), buf);
+    }
+
     // the time-lapse's scrubbed step (Attention panel, probe view): a vertical cursor
     layout.loss_cursor_x = -1;
-    if (st.cursor_step >= 0 && st.cursor_step <= xmax) {
+    if (st.cursor_step >= 0 && st.cursor_step >= x0 && st.cursor_step <= x1) {
         float x = px(st.cursor_step);
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_cursor_colour, 2.0f);
         char buf[32];
@@ -314,15 +372,18 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         layout.loss_cursor_x = x * fb.x;
     }
     dl->PopClipRect();
+    layout.loss_y_lo = float(lo);
+    layout.loss_y_hi = float(hi);
 
-    // a click on the plot: the time-lapse jumps to the recorded step nearest it (the window forwards clicked_step)
+    // a click (not a drag) on the plot: the time-lapse jumps to the recorded step nearest it (the window forwards
+    // clicked_step)
     st.clicked_step = -1;
-    if (hovered && xmax > 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
-        st.clicked_step = std::clamp(int(std::lround((ImGui::GetIO().MousePos.x - a.x) / (b.x - a.x) * xmax)), 0, xmax);
+    if (clicked && !st.dragged && xmax > 0)
+        st.clicked_step = std::clamp(int(std::lround(step_at(ImGui::GetIO().MousePos.x))), 0, xmax);
 
     if (hovered && xmax > 0) {
         float mx = ImGui::GetIO().MousePos.x;
-        int s = std::clamp(int(std::lround((mx - a.x) / (b.x - a.x) * xmax)), 0, xmax);
+        int s = std::clamp(int(std::lround(step_at(mx))), 0, xmax);
         dl->AddLine(ImVec2(px(s), a.y), ImVec2(px(s), b.y), IM_COL32(255, 255, 255, 90));
         ImGui::BeginTooltip();
         ImGui::Text("step %d", s);
@@ -331,7 +392,6 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         for (auto& e : snap.evals)
             if (!best || std::abs(e.step - s) < std::abs(best->step - s)) best = &e;
         if (best) ImGui::Text("estimate at step %d: train %.4f, val %.4f", best->step, best->train, best->val);
-        ImGui::TextDisabled("click: the attention time-lapse at the recorded step nearest here");
         for (const Ghost& g : st.ghosts) {
             if (!g.visible || g.evals.empty()) continue;
             const EvalPoint* gb = nullptr;
@@ -340,6 +400,8 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ghost_colour(g.id, 255)), "%s @%d: val %.4f", g.name.c_str(),
                                gb->step, gb->val);
         }
+        ImGui::TextDisabled("click: the attention time-lapse at the recorded step nearest here");
+        ImGui::TextDisabled("wheel: zoom on steps, drag: move, double-click: every step");
         ImGui::EndTooltip();
     }
     if (list_h > 0) draw_ghost_list(st, list_h);

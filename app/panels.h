@@ -27,6 +27,7 @@ struct PanelLayout {
     ImVec4 play_button{};                     // the time-lapse's Play / Pause
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
     float loss_cursor_x = -1;                 // the loss plot's cursor at the scrubbed step (-1: none)
+    float loss_y_lo = 0, loss_y_hi = 0;       // the loss plot's y axis
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
@@ -81,12 +82,14 @@ struct Ghost {
 
 struct LossState {
     bool log_y = false;
-    bool all_refs = true;        // every preset's lecture value (faint), not just the current one's
+    bool all_refs = false;       // every preset's lecture value (faint), not just the current one's
     std::vector<Ghost> ghosts;   // oldest first
     uint64_t ghosts_seen = 0;    // the last FinishedRun id taken from the Snapshot
     std::string csv_path = "attnlab_loss.csv";
     std::string csv_message;
     int cursor_step = -1;   // in: the time-lapse's scrubbed step, drawn as a cursor (-1: none)
+    double view_lo = 0, view_hi = 0;  // the steps in view (both 0: all); the wheel zooms, a drag moves
+    bool dragged = false;             // the press under way moved the view (so it is no click)
     int clicked_step = -1;  // out: the step under a click on the plot this frame (-1: none)
 };
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout);

@@ -328,6 +328,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.cfg = cfg;
         s.corpus_name = m_data->name();
         s.corpus_path = m_corpus_path;
+        s.lecture_corpus = m_data->is_tiny_shakespeare();
         s.corpus_bytes = m_data->bytes();
         s.vocab = m_data->vocab_size();
         if (!s.vocab_chars || *s.vocab_chars != m_data->vocab())

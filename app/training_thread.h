@@ -68,6 +68,7 @@ struct Snapshot {
     int sample_every_steps = 0;     // auto-sample cadence that keeps sampling <= 1/20 of the time (k_sample_ratio)
     Config cfg;                     // the running config
     std::string corpus_name, corpus_path;
+    bool lecture_corpus = false;  // tiny Shakespeare (Dataset::is_tiny_shakespeare): the lecture's losses apply
     size_t corpus_bytes = 0;
     int vocab = 0;
     // the corpus's characters (code points), for the window's fonts: shared, a new vector only with a new corpus

@@ -60,6 +60,7 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("steps_cap_field", l.steps_cap_field);
     f << "probe_step " << l.probe_step << '\n';
     f << "loss_cursor " << std::lround(l.loss_cursor_x) << '\n';
+    f << "loss_y " << l.loss_y_lo << ' ' << l.loss_y_hi << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
     return f.str();
 }

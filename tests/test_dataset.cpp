@@ -24,6 +24,13 @@ TEST_CASE("tiny Shakespeare gives the lecture's vocabulary and split", "[dataset
     REQUIRE(d.decode(d.encode("hii there")) == "hii there");
     auto ids = d.encode("hii there");
     REQUIRE(ids == std::vector<uint32_t>{46, 47, 47, 1, 58, 46, 43, 56, 43});  // the lecture's encode('hii there')
+    // recognised by content: the lecture's reference losses apply to it, not to a text of the same size
+    CHECK(d.is_tiny_shakespeare());
+    std::string text = d.decode(d.tokens());
+    CHECK(Dataset::from_text(text, "renamed.txt").is_tiny_shakespeare());
+    text[500] = text[500] == 'a' ? 'b' : 'a';
+    CHECK(!Dataset::from_text(text, "other.txt").is_tiny_shakespeare());
+    CHECK(!Dataset::from_text(test::tiny_text(), "tiny").is_tiny_shakespeare());
 }
 
 TEST_CASE("UTF-8 text is tokenized by character", "[dataset]") {

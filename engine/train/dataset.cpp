@@ -83,6 +83,12 @@ Dataset Dataset::from_text(const std::string& text, const std::string& name) {
     Dataset d;
     d.m_name = name;
     d.m_bytes = text.size();
+    // tiny Shakespeare: its size and FNV-1a 64 of its bytes (the file whose sha256 scripts/setup.sh checks)
+    if (text.size() == 1115394) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+        d.m_tiny_shakespeare = h == 0x4016c93c3be74c18ull;
+    }
     std::vector<uint32_t> cps;
     size_t bad = 0;
     if (!decode_utf8(text, cps, &bad))

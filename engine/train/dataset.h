@@ -15,6 +15,9 @@ public:
 
     const std::string& name() const { return m_name; }
     size_t bytes() const { return m_bytes; }
+    // Whether the text is tiny Shakespeare, the lecture's corpus (by content, whatever the file is called): the
+    // lecture's losses are comparable only there.
+    bool is_tiny_shakespeare() const { return m_tiny_shakespeare; }
     int vocab_size() const { return int(m_vocab.size()); }
     const std::vector<uint32_t>& vocab() const { return m_vocab; }  // id -> code point
     const std::vector<uint32_t>& tokens() const { return m_tokens; }  // whole corpus, encoded
@@ -36,6 +39,7 @@ public:
 private:
     std::string m_name;
     size_t m_bytes = 0;
+    bool m_tiny_shakespeare = false;
     std::vector<uint32_t> m_vocab;  // id -> code point, sorted
     std::vector<uint32_t> m_tokens;
     size_t m_n_train = 0;
