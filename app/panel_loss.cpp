@@ -25,10 +25,9 @@ static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
 static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
 static const ImU32 k_cursor_colour = IM_COL32(235, 235, 245, 200);  // the time-lapse's scrubbed step
 static const ImU32 k_spike_colour = IM_COL32(255, 90, 90, 220);    // a per-step loss above the y axis
-// Ghost runs cycle through these (none close to the train blue or the val orange).
+// Ghost runs cycle through these: none close to the train blue, the val orange, the reference yellow or the spike red.
 static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
-                                        IM_COL32(110, 220, 230, 255), IM_COL32(230, 230, 110, 255),
-                                        IM_COL32(180, 140, 255, 255), IM_COL32(240, 120, 110, 255)};
+                                        IM_COL32(175, 135, 255, 255), IM_COL32(215, 215, 225, 255)};
 
 static ImU32 ghost_colour(uint64_t id, int alpha) {
     ImU32 c = k_ghost_colours[id % (sizeof k_ghost_colours / sizeof k_ghost_colours[0])];
@@ -142,6 +141,8 @@ static void legend_item(ImU32 col, const char* label, float gap = 12) {
 
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     take_finished_runs(st, snap);
+    layout.ghost_names.clear();
+    for (const Ghost& g : st.ghosts) layout.ghost_names.push_back(g.name);
     ImGui::Checkbox("log y", &st.log_y);
     same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "all lecture refs"));
     ImGui::Checkbox("all lecture refs", &st.all_refs);

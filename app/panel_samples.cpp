@@ -41,7 +41,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     // (its cost, how often) is in the current sample's box: this line, drawn in the panel's own draw list, stays the
     // same, so the renderer's partial redraw (renderer.h) does not draw the whole panel again for each sample.
     char settings[96];
-    std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (set in Controls).", snap.cfg.temperature,
+    std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (Controls, Sampling and drawing).", snap.cfg.temperature,
                   snap.cfg.top_k, snap.cfg.sample_chars);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::TextWrapped("%s Auto-refresh while training: sampling takes at most a twentieth of the time.", settings);

@@ -18,6 +18,7 @@ struct PanelLayout {
     ImVec4 status_bar{};
     ImVec4 corpus_field{}, restart_button{};  // Controls' corpus path and Apply & restart (w 0: scrolled out of view)
     ImVec4 batch_field{};                     // Controls' live batch size, its +/- buttons and label included
+    ImVec4 lr_field{};                        // Controls' learning rate, its label included
     ImVec4 prompt_field{};                    // Samples' prompt
     ImVec4 preset_combo{};                    // Controls' preset combo
     ImVec4 probe_button{}, batch_button{};    // Attention's source: the probe, the training batch
@@ -26,9 +27,14 @@ struct PanelLayout {
     ImVec4 probe_field{};                     // the probe text
     ImVec4 play_button{};                     // the time-lapse's Play / Pause
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
+    ImVec4 start_button{};                    // Controls' Start / Pause (/ "+N steps")
+    int controls_widgets = 0;                 // Controls' widgets drawn this frame (folded sections' not counted)
+    std::vector<std::string> controls_hidden; // ... of those, the ones not wholly in view
+    float controls_scroll_max = 0;            // how far Controls' sections can scroll (0: they fit)
     float loss_cursor_x = -1;                 // the loss plot's cursor at the scrubbed step (-1: none)
     float loss_y_lo = 0, loss_y_hi = 0;       // the loss plot's y axis
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
+    std::vector<std::string> ghost_names;     // the loss plot's earlier runs, oldest first
     ImU32 masked_colour = 0, train_colour = 0, val_colour = 0, plot_bg_colour = 0;
 };
 // The last item's rectangle (x, y, w, h) for PanelLayout; all 0 when it is scrolled out of view (panel_controls.cpp).
@@ -59,11 +65,16 @@ struct ControlsState {
     // restart; the Live fields keep showing the running model's, which they change.
     bool preset_live_set = false;
     Config preset_live;
+    // What the last Apply & restart tried: its "Not applied" error shows only while the fields still say that.
+    Config restart_sent_cfg;
+    std::string restart_sent_corpus;
 };
 // Returns true when the user pressed the screenshot button.
 // Ctrl+S / Ctrl+O in the window call these too.
 void controls_save(ControlsState& st, TrainingThread& tt);
 void controls_load(ControlsState& st, TrainingThread& tt);
+// Start / Pause (Space); paused at max iters, trains more_steps(cfg) further instead of without a limit.
+void controls_start_pause(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 // Reset (R): new random weights at once at step 0, else after the "Reset?" prompt (the run's steps would be lost).
 void controls_reset(ControlsState& st, const Snapshot& snap, TrainingThread& tt);
 void reset_answer(ControlsState& st, TrainingThread& tt, bool reset);

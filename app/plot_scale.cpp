@@ -16,6 +16,7 @@ AxisRange loss_y_range(const std::vector<float>& step_losses, const std::vector<
         hi = std::max(hi, v);
     };
     for (double v : estimates) take(v);
+    double est_hi = hi;  // -inf: no estimate yet
     for (double v : refs) take(v);
     std::vector<float> finite;
     finite.reserve(step_losses.size());
@@ -25,7 +26,10 @@ AxisRange loss_y_range(const std::vector<float>& step_losses, const std::vector<
         lo = std::min(lo, double(*std::min_element(finite.begin(), finite.end())));
         size_t k = std::min(finite.size() - 1, size_t(std::floor(0.995 * double(finite.size() - 1) + 0.5)));
         std::nth_element(finite.begin(), finite.begin() + long(k), finite.end());
-        hi = std::max(hi, double(finite[k]));
+        double step_hi = finite[k];
+        // averaged over eval iters, the estimates say where the run is; single steps may reach a little above them
+        if (std::isfinite(est_hi)) step_hi = std::min(step_hi, 1.9 * est_hi);
+        hi = std::max(hi, step_hi);
     }
     if (!(lo <= hi)) return {1.0, 5.0};  // nothing to show yet: the range of a character model's losses
     if (hi - lo < 1e-3 * std::max(1.0, hi)) lo -= 0.05 * std::max(1.0, lo), hi += 0.05 * std::max(1.0, hi);

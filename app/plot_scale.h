@@ -11,8 +11,8 @@ struct AxisRange {
 };
 
 // The y range: every finite estimate, the per-step losses up to their 99.5th percentile (a single spike of a bad
-// learning rate does not flatten every other point), and the reference values shown; padded a little. On a log axis
-// lo stays above 0.
+// learning rate does not flatten every other point) and below 1.9 x the largest estimate once there is one, and the
+// reference values shown; padded a little (within 2 x the largest estimate). On a log axis lo stays above 0.
 AxisRange loss_y_range(const std::vector<float>& step_losses, const std::vector<double>& estimates,
                        const std::vector<double>& refs, bool log_y);
 

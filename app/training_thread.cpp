@@ -54,6 +54,15 @@ void TrainingThread::set_running_locked(bool on) {
     publish();
 }
 
+// One rule for every new model (the first launch, Reset, Apply & restart): it trains at once; a loaded checkpoint
+// or a revert waits paused where it was. `p` is this turn's copy of the pending commands.
+void TrainingThread::start_new_run(Pending& p) {
+    if (!m_run || m_snap.fatal) return;
+    p.running = true;
+    std::lock_guard lk(m_mutex);
+    set_running_locked(true);
+}
+
 void TrainingThread::toggle_running() {
     bool on;
     {
@@ -202,7 +211,14 @@ void TrainingThread::keep_finished_run() {
     if (!s.has_model || s.evals.empty() || s.evals.back().step <= 0) return;  // nothing trained: nothing to compare
     FinishedRun r;
     r.id = ++m_finished_total;
-    r.name = run_name(s.cfg, s.evals.back().val);
+    // "#2 single-head L1 H1x32 C32 T8 (seed 42): val 2.412": numbered, with what differs from the run before
+    r.name = "#" + std::to_string(r.id) + " " + run_name(s.cfg, s.evals.back().val);
+    if (m_finished_total > 1) {
+        std::string diff = s.cfg.differences_from(m_last_finished_cfg);
+        size_t colon = r.name.rfind(": val");
+        r.name.insert(colon, " (" + (diff.empty() ? std::string("same settings as #") + std::to_string(r.id - 1) : diff) + ")");
+    }
+    m_last_finished_cfg = s.cfg;
     r.evals = s.evals;
     s.finished_runs.push_back(std::move(r));
     if (s.finished_runs.size() > 8) s.finished_runs.erase(s.finished_runs.begin());
@@ -505,7 +521,7 @@ void TrainingThread::do_step(bool force_attention) {
         if (m_pending.running && m_exit_after == 0) {
             m_pending.running = false;
             m_snap.running = false;
-            m_snap.message = "reached max iters (" + std::to_string(step) + "): paused; Start continues";
+            m_snap.message = "reached max iters (" + std::to_string(step) + "): paused; Space trains " + std::to_string(more_steps(m_cfg)) + " steps more";
             m_snap.message_until_start = true;
             publish();
         }

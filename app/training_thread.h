@@ -1,6 +1,7 @@
 // The training thread: owns the run (a Session: the Trainer, its schedule, history and checkpoints), takes commands
 // from the UI and publishes Snapshots under a mutex.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -119,6 +120,9 @@ struct Snapshot {
     std::string metrics_error;      // --metrics could not be written (empty: the file is up to date)
 };
 
+// Paused at max iters, Start (Space) trains this many steps more rather than on without a limit.
+inline int more_steps(const Config& cfg) { return std::clamp(cfg.max_iters / 5, 100, 1000); }
+
 class TrainingThread : private SessionEvents {
 public:
     // exit_after_steps > 0: train that many steps, then evaluate, sample and set Snapshot::done.
@@ -201,6 +205,7 @@ private:
         std::string probe_text;  // set_probe_text: not empty until taken
     };
     void set_running_locked(bool on);  // set_running with m_mutex held, without the wake-up
+    void start_new_run(Pending& p);  // a new model (launch, Reset, Apply & restart) trains at once
     // Changes the pending commands under the lock and wakes the thread.
     template <typename F>
     void post(F&& change) {
@@ -267,6 +272,7 @@ private:
         return std::chrono::duration<double>(now - m_built_at - m_idle).count();
     }
     uint64_t m_finished_total = 0;
+    Config m_last_finished_cfg;  // the last run kept as a ghost: what the next one changed (its name says)
     uint64_t m_model_id = 0;
     std::chrono::steady_clock::time_point m_last_autosave{};
     int m_autosaved_step = -1;

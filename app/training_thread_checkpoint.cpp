@@ -77,7 +77,7 @@ void TrainingThread::load_from(const std::string& path) {
         if (s.step >= m_cfg.max_iters) {  // a finished run stays paused at its end, as when it got there
             m_pending.running = false;
             s.running = false;
-            s.message = "the run is at max iters (" + std::to_string(m_cfg.max_iters) + "): paused; Start trains on past it";
+            s.message = "the run is at max iters (" + std::to_string(m_cfg.max_iters) + "): paused; Space trains " + std::to_string(more_steps(m_cfg)) + " steps more";
             s.message_until_start = true;
         }
         publish();

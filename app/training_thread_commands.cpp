@@ -78,8 +78,10 @@ void TrainingThread::run() {
                     m_snap.message = "restarted: " + p.restart_cfg.preset + " on " + m_data->name();
                 }
                 build(p.restart_cfg);
+                start_new_run(p);
             } else if (p.reset && !m_snap.fatal) {
                 build(m_cfg);
+                start_new_run(p);
             }
             // A save or a load: its outcome, or "<what> failed: ...", goes to the checkpoint line; device errors
             // are not the file's fault and go on to the handler below.
@@ -169,8 +171,8 @@ void TrainingThread::run() {
                     std::lock_guard lk(m_mutex);
                     if (m_pending.running) {
                         m_pending.running = m_snap.running = false;
-                        m_snap.message = "at max iters (" + std::to_string(m_cfg.max_iters) + ") already: paused; Start "
-                                         "trains on past it";
+                        m_snap.message = "at max iters (" + std::to_string(m_cfg.max_iters) + ") already: paused; Space trains " +
+                                         std::to_string(more_steps(m_cfg)) + " steps more";
                         m_snap.message_until_start = true;
                         publish();
                     }

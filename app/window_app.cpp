@@ -219,7 +219,7 @@ bool handle_keys(KeyPresses& presses, Panels& p, const Snapshot& snap, ResumePro
             reset_answer(p.controls, tt, key != GLFW_KEY_ESCAPE);
             continue;
         }
-        if (key == GLFW_KEY_SPACE) tt.toggle_running();
+        if (key == GLFW_KEY_SPACE) controls_start_pause(p.controls, snap, tt);
         if (key == GLFW_KEY_S) tt.step_once();
         if (key == GLFW_KEY_R) controls_reset(p.controls, snap, tt);
         if (key == GLFW_KEY_H) {  // all heads grid on/off

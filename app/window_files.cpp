@@ -49,6 +49,7 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("corpus_field", l.corpus_field);
     rect("restart_button", l.restart_button);
     rect("batch_field", l.batch_field);
+    rect("lr_field", l.lr_field);
     rect("prompt_field", l.prompt_field);
     rect("preset_combo", l.preset_combo);
     rect("probe_button", l.probe_button);
@@ -58,10 +59,15 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("probe_field", l.probe_field);
     rect("play_button", l.play_button);
     rect("steps_cap_field", l.steps_cap_field);
+    rect("start_button", l.start_button);
+    f << "controls_widgets " << l.controls_widgets << ' ' << l.controls_hidden.size() << '\n';
+    for (const std::string& name : l.controls_hidden) f << "controls_hidden " << name << '\n';
+    f << "controls_scroll " << std::lround(l.controls_scroll_max) << '\n';
     f << "probe_step " << l.probe_step << '\n';
     f << "loss_cursor " << std::lround(l.loss_cursor_x) << '\n';
     f << "loss_y " << l.loss_y_lo << ' ' << l.loss_y_hi << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
+    for (const std::string& name : l.ghost_names) f << "ghost " << name << '\n';
     return f.str();
 }
 

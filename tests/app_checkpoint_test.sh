@@ -151,7 +151,7 @@ window_session 300 "" '
     [ "$(md5sum < "$kept")" = "$damaged" ] || fail "the set-aside autosave was changed"
     echo "damaged autosave: set aside as $kept, the fresh run autosaved anew"
 
-    # --- sixth run: a finished run (its step at its max iters) resumes paused there; Start trains on past it ---
+    # --- sixth run: a finished run (its step at its max iters) resumes paused there; Start trains +100 steps ---
     "$BIN" --headless --quiet --data "$CORPUS" --preset bigram --max-iters 120 --eval-interval 60 --eval-iters 2 \
         --sample-chars 0 --save attnlab_autosave.safetensors >/dev/null 2>&1 || fail "the headless run of 120 steps failed"
     start six.out --eval-interval 100 --autosave 0
@@ -163,9 +163,13 @@ window_session 300 "" '
     sleep 0.5   # watched for 0.5 s: it stays there, paused
     b=$(shot_step) || fail "F12 wrote no screenshot"
     [ "$a" = 120 ] && [ "$b" = 120 ] || fail "the finished run should stay paused at step 120 (steps $a, $b)"
-    resume
-    wait_steps 170 || fail "Start did not train on past max iters"
+    # Start (Space) offers more steps there, not training without a limit: max iters 120 gives 100 more
+    key space
+    a=$(shows_step 220) || fail "Space at max iters should train 100 steps more, to step 220 (step $a)"
+    sleep 0.5
+    b=$(shot_step) || fail "F12 wrote no screenshot"
+    [ "$b" = 220 ] || fail "after +100 steps the run should stay paused at step 220 (step $b)"
     close_window
-    echo "finished run: resumed paused at step 120, Start trained on past it"
+    echo "finished run: resumed paused at step 120, Space trained 100 steps more to 220 and paused"
     echo PASS
 '

@@ -16,6 +16,7 @@ window_session 300 "" '
     wait_steps 2 || fail "the window did not train"
     ! grep "draw as" app.out || fail "tiny Shakespeare: characters said to have no glyph"
 
+    pause   # paused first: the new model trains at once all the same (one rule for launch, Reset, Apply & restart)
     xdotool mousemove --window "$wid" 150 400 click --repeat 20 --delay 30 5   # scroll Controls to its end
     new_layout   # where the corpus field and Apply & restart are (click_on, window_driver.sh)
     # frame_seen: F12 and its screenshot back (shot_step): a frame has started since every key sent before it (they
@@ -34,7 +35,11 @@ window_session 300 "" '
     grep "draw as" app.out
     grep -qE "^attnlab: 1 of the corpus.s 31 characters draw as .* \(e\.g\. .* \(U\+1F600\)\): they are past U\+FFFF" app.out ||
         fail "the new corpus: want only the emoji without a glyph (scripts/setup.sh installs the fonts)"
-    s=$(shot_step) || fail "no screenshot after the restart"
+    a=$(shot_step) || fail "no screenshot after the restart"
+    sleep 1
+    b=$(shot_step) || fail "no screenshot after the restart"
+    [ "$b" -gt "$a" ] || fail "Apply & restart from a paused run: the new model should train at once (steps $a, $b)"
+    echo "Apply & restart while paused: the new model trains at once (steps $a, $b)"
     close_window
     n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
     echo "PASS"

@@ -36,6 +36,17 @@ read -r W H <<<"$(identify -format '%w %h' "$PNG")"
 colours=$(convert "$PNG" -format '%k' info:)
 [ "$colours" -gt 50 ] || fail "screenshot looks blank ($colours colours)"
 
+# Controls at 1280x800: every widget of its open sections wholly in view with nothing to scroll, Start/Pause and
+# Apply & restart among them.
+read -r NW NH <<<"$(field controls_widgets 1) $(field controls_widgets 2)"
+[ "${NW:-0}" -ge 20 ] && [ "${NH:-1}" -eq 0 ] ||
+    fail "Controls: ${NH:-?} of ${NW:-?} widgets out of view: $(grep '^controls_hidden' "$PNG.layout" | tr '\n' ' ')"
+[ "$(field controls_scroll 1)" = 0 ] || fail "Controls must be scrolled $(field controls_scroll 1) px to see everything"
+for w in start_button restart_button corpus_field preset_combo; do
+    [ "$(field $w 3)" -gt 0 ] 2>/dev/null || fail "Controls: $w is not in view"
+done
+echo "Controls: all $NW widgets in view at $(field window 1)x$(field window 2), nothing to scroll"
+
 # Every pixel of a rectangle as "x y r g b" lines.
 pixels() { convert "$PNG" -crop "$3x$4+$1+$2" +repage -alpha off txt:- |
     awk 'NR > 1 { split($1, xy, /[,:]/); c = $2; gsub(/[()]/, "", c); split(c, v, ","); print xy[1], xy[2], v[1], v[2], v[3] }'; }

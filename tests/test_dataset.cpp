@@ -116,3 +116,22 @@ TEST_CASE("hyperparameters out of range are refused with the flag's name", "[dat
     b.apply_preset("bigram");
     CHECK(b.eval_interval == 300);  // bigram.py's
 }
+
+TEST_CASE("two runs' configs name what differs between them", "[dataset]") {
+    attn::Config a, b;
+    CHECK(a.differences_from(b).empty());
+    b.seed = 42;
+    b.lr = 3e-3f;
+    CHECK(b.differences_from(a) == "seed 42, lr 0.003");
+    attn::Config c;
+    c.apply_preset("multi-head");
+    CHECK(c.differences_from(a).find("multi-head") == 0);
+    CHECK(c.differences_from(a).find("4 heads") != std::string::npos);
+    attn::Config d;
+    d.temperature = 0.5f;  // sampling changes no run
+    d.eval_iters = 10;
+    CHECK(d.differences_from(a).empty());
+    d.causal = false;
+    d.dropout = 0.2f;
+    CHECK(d.differences_from(a) == "no mask, dropout 0.2");
+}

@@ -18,6 +18,14 @@ TEST_CASE("one spike of a bad learning rate does not take over the y range", "[p
     CHECK(r.hi >= 4.2);
     CHECK(r.lo <= 2.7);
     CHECK(r.lo >= 2.5);
+    // lr 10: many steps explode between two estimates; the range stays within twice the largest estimate
+    std::vector<float> burst = losses;
+    for (int i = 350; i < 400; i++) burst[size_t(i)] = 2e7f;
+    for (bool log_y : {false, true}) {
+        AxisRange b = loss_y_range(burst, est, {}, log_y);
+        CHECK(b.hi <= 2 * 4.17);
+        CHECK(b.hi >= 4.2);
+    }
     // a run that really sits high (every step) keeps its range
     std::vector<float> high(400, 20000.f);
     AxisRange h = loss_y_range(high, {}, {}, false);

@@ -51,6 +51,38 @@ bool Config::differs_from_preset() const {
            layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal;
 }
 
+std::string Config::differences_from(const Config& o) const {
+    std::string out;
+    auto item = [&](bool differs, const std::string& text) {
+        if (!differs) return;
+        if (!out.empty()) out += ", ";
+        out += text;
+    };
+    auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v);
+        return std::string(buf);
+    };
+    item(preset != o.preset, preset);
+    item(block_size != o.block_size, "block " + std::to_string(block_size));
+    item(n_embd != o.n_embd, "n_embd " + std::to_string(n_embd));
+    item(n_head != o.n_head, std::to_string(n_head) + " heads");
+    item(hs() != o.hs() && n_head == o.n_head, "head size " + std::to_string(hs()));
+    item(n_layer != o.n_layer, std::to_string(n_layer) + " layers");
+    item(ffn != o.ffn, ffn ? "ffn" : "no ffn");
+    item(residual != o.residual, residual ? "residual" : "no residual");
+    item(layernorm != o.layernorm, layernorm ? "layernorm" : "no layernorm");
+    item(use_pos != o.use_pos, use_pos ? "positions" : "no positions");
+    item(causal != o.causal, causal ? "causal mask" : "no mask");
+    item(dropout != o.dropout, "dropout " + num(dropout));
+    item(seed != o.seed, "seed " + std::to_string(seed));
+    item(lr != o.lr, "lr " + num(lr));
+    item(weight_decay != o.weight_decay, "weight decay " + num(weight_decay));
+    item(batch_size != o.batch_size, "batch " + std::to_string(batch_size));
+    item(max_iters != o.max_iters, std::to_string(max_iters) + " iters");
+    return out;
+}
+
 double Config::lecture_val_loss(const std::string& preset) {
     if (preset == "bigram") return 2.5;
     if (preset == "single-head") return 2.4;

@@ -53,6 +53,9 @@ struct Config {
     // The lecture's val loss for a preset (0 if none), for plots and benchmarks.
     static double lecture_val_loss(const std::string& preset);
     double lecture_val_loss() const { return lecture_val_loss(preset); }
+    // What in this config differs from `other`, in words ("seed 42, lr 0.003"; "" when nothing that changes a
+    // run does): the model's shape and switches, seed, and the training settings (not sampling or eval settings).
+    std::string differences_from(const Config& other) const;
     // One line describing the model, e.g. "3 layers x 4 heads x 8, ffn, residual, layernorm".
     std::string describe() const;
 };
