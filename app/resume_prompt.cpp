@@ -30,6 +30,9 @@ ResumePrompt find_autosave(const Dataset& data) {
         if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
         r.open = true;
         r.step = ck.state.step;
+        r.model = ck.config.kind == ModelKind::Bigram ? ck.config.describe()
+                                                      : ck.config.preset + " (" + ck.config.describe() + ")";
+        r.corpus = std::filesystem::path(ck.corpus).filename().string();
         return r;
     } catch (const Error& e) {
         why = e.what();
@@ -74,6 +77,7 @@ void draw_resume_prompt(ResumePrompt& rp, TrainingThread& tt) {
     if (!rp.open) return;
     begin_prompt("Resume?");
     ImGui::Text("Resume the last run (step %d)?", rp.step);
+    ImGui::TextDisabled("%s on %s", rp.model.c_str(), rp.corpus.empty() ? "this corpus" : rp.corpus.c_str());
     ImGui::TextDisabled("from %s", k_autosave_path);
     if (ImGui::Button("Resume (Enter)")) resume_answer(rp, tt, true);
     ImGui::SameLine();

@@ -12,6 +12,8 @@ extern const char* const k_autosave_path;  // attnlab_autosave.safetensors, in t
 struct ResumePrompt {
     bool open = false;
     int step = 0;
+    std::string model;   // the run offered: "single-head (1 layer x 1 head x 32)"
+    std::string corpus;  // the file it was trained on, as its checkpoint names it
     std::string set_aside;   // an autosave this start cannot offer, renamed so that no autosave overwrites it: why
     bool keep_off = false;   // it could not be renamed: no autosave this run (it would overwrite the file)
 };

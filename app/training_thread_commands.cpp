@@ -259,6 +259,8 @@ void TrainingThread::run() {
                 std::lock_guard lk(m_mutex);
                 m_snap.restart_error = e.what();
                 m_snap.busy.clear();
+                std::printf("attnlab: Apply & restart not applied: %s\n", e.what());  // as every failure, on stdout
+                std::fflush(stdout);
                 publish();
                 if (m_run) continue;
             }

@@ -278,8 +278,9 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
     // --exit-after-steps (tests, scripts): no prompt and no autosave littering the working folder
     ResumePrompt resume = o.exit_after_steps > 0 ? ResumePrompt{} : find_autosave(data);
     if (resume.open) {
-        std::printf("attnlab: %s holds a run of step %d: resume it? (Enter resumes, Esc starts fresh)\n",
-                    k_autosave_path, resume.step);
+        std::printf("attnlab: %s holds a run of step %d: resume it? (Enter resumes, Esc starts fresh) [%s on %s]\n",
+                    k_autosave_path, resume.step, resume.model.c_str(),
+                    resume.corpus.empty() ? "this corpus" : resume.corpus.c_str());
         std::fflush(stdout);
     }
     if (!resume.set_aside.empty()) {

@@ -61,7 +61,7 @@ window_session 300 "" '
     # --- second run: the prompt, Enter resumes ---
     start two.out --eval-interval 100 --autosave 0
     wait_for two.out "^attnlab: " 30  # the window opens before the app prints anything
-    grep "^attnlab: " two.out | head -1 | grep -qxF "attnlab: attnlab_autosave.safetensors holds a run of step $quit: resume it? (Enter resumes, Esc starts fresh)" ||
+    grep "^attnlab: " two.out | head -1 | grep -qxE "attnlab: attnlab_autosave\.safetensors holds a run of step $quit: resume it\? \(Enter resumes, Esc starts fresh\) \[bigram .* on $(basename "$CORPUS")\]" ||
         fail "the second start should offer the autosave of step $quit first"
     sleep 2  # watched for 2 s: nothing trains while the prompt waits for its answer
     under=$(shot_step) || fail "F12 wrote no screenshot"

@@ -22,14 +22,26 @@ window_session 300 "" '
     # frame_seen: F12 and its screenshot back (shot_step): a frame has started since every key sent before it (they
     # are taken in order), however slow the frames of a loaded host
     frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }
-    click_on corpus_field
-    # Ctrl+A held over a frame start (Dear ImGui 1.86 sees only keys held at a frame start), then the path typed
-    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
-    frame_seen
-    xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
-    xdotool type --window "$wid" --delay 20 "$PWD/uni.txt"
-    frame_seen
-    click_on restart_button
+    # apply_corpus PATH: the corpus field clicked, Ctrl+A held over a frame start (Dear ImGui 1.86 sees only keys held
+    # at a frame start), PATH typed, Apply & restart clicked
+    apply_corpus() {
+        click_on corpus_field
+        xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
+        frame_seen
+        xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
+        xdotool type --window "$wid" --delay 20 "$1"
+        frame_seen
+        click_on restart_button
+    }
+    # a path that is not there: the reason on stdout too, the run goes on, and Apply & restart stays where it was
+    apply_corpus "$PWD/no_such_corpus.txt"
+    wait_for app.out "^attnlab: Apply & restart not applied: .*no_such_corpus.txt" 30 ||
+        fail "a missing corpus should be reported on stdout"
+    grep "not applied" app.out
+    before=$(grep "^restart_button " layout)
+    new_layout
+    [ "$(grep "^restart_button " layout)" = "$before" ] || fail "the Not applied line moved Apply & restart"
+    apply_corpus "$PWD/uni.txt"
     wait_for app.out "^attnlab: restarted: bigram on .*/uni.txt$" 60 || fail "Apply & restart on uni.txt was not done"
     wait_for app.out "draw as" 30 || fail "no word on the new corpus glyphs"
     grep "draw as" app.out
