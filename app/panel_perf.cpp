@@ -14,6 +14,15 @@ namespace attn {
 static const ImU32 k_bar_colour = IM_COL32(90, 165, 255, 255);
 static const ImU32 k_bar_bg = IM_COL32(40, 40, 48, 255);
 
+// 725774 -> "726k", 1.2e6 -> "1.2M": the summary line stays short.
+static std::string compact_count(double v) {
+    char buf[32];
+    if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
+    else if (v >= 1e4) std::snprintf(buf, sizeof buf, "%.0fk", v / 1e3);
+    else std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+}
+
 static std::string mib(size_t n) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f MiB", n / (1024.0 * 1024.0));
@@ -50,6 +59,21 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     if (!st.told) {
         tt.set_profiling(st.profiling);
         st.told = true;
+    }
+    // One summary line a learner reads first; the engine detail (shares, kernels, memory) folds open below.
+    if (snap.has_model) {
+        double tps = snap.ms_per_step > 0 ? 1e3 * snap.cfg.batch_size * snap.cfg.block_size / snap.ms_per_step : 0;
+        ImGui::Text("%.2f ms/step | %s tokens/s", snap.ms_per_step, compact_count(tps).c_str());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Time per training step (smoothed) and tokens trained per second (batch x block / step time)");
+        ImGui::TextDisabled("GPU memory %s", mib(snap.gpu_bytes).c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("What training takes: parameters, gradients, AdamW moments, activations");
+    }
+    st.details = ImGui::CollapsingHeader("Details (time, kernels)");
+    if (!st.details) {
+        if (st.cpu_one_thread && snap.has_model && st.pool_model)
+            ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "1 CPU thread: restart with --cpu-threads 2");
+        return;
     }
     if (ImGui::Checkbox("profile kernels", &st.profiling)) tt.set_profiling(st.profiling);
     if (ImGui::IsItemHovered())

@@ -159,6 +159,7 @@ inline uint64_t readout_state(const Snapshot& s, int shown_step) {
 struct PerfState {
     bool profiling = true;  // per-kernel GPU timestamps (what the thread was last told)
     bool told = false;      // whether the thread has been told at all
+    bool details = false;   // the details (shares, kernels) are unfolded: the panel takes more room
     bool cpu_one_thread = false;  // a CPU driver running every dispatch on one thread (--cpu-threads)
     uint64_t pool_model_id = ~uint64_t(0);  // the model pool_model was decided for (Snapshot::model_id)
     bool pool_model = false;                // that model would run faster on the driver's thread pool

@@ -110,7 +110,8 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     place("Attention", ImVec2(ctrl_w + half, 0), ImVec2(W - ctrl_w - half, top_h), ImGuiWindowFlags_NoScrollbar);
     draw_attention(p.attention, snap, tt, p.layout);
     ImGui::End();
-    float perf_w = std::floor(std::min(380.0f, (W - ctrl_w) * 0.4f));
+    // the Performance panel: a summary line beside the samples, wider when its details are unfolded
+    float perf_w = std::floor(std::min(p.perf.details ? 380.0f : 250.0f, (W - ctrl_w) * 0.4f));
     place("Samples", ImVec2(ctrl_w, top_h), ImVec2(W - ctrl_w - perf_w, main_h - top_h), ImGuiWindowFlags_NoScrollbar);
     draw_samples(p.samples, snap, tt, p.layout);
     ImGui::End();
