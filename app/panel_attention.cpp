@@ -2,7 +2,6 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -307,10 +306,23 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
 
     // Cells of at least 3 pixels; a long context shows a window of n positions that a slider moves.
     ImVec2 avail0 = ImGui::GetContentRegionAvail();
-    const float label_w = 26, label_h = 18, legend_w = 110, min_cell = 3;
+    float label_w = 26, label_h = 18;
+    const float legend_w = 110, min_cell = 3;
     // the input sequence beside the map repeats its labels: dropped when the map would be under 160 px with it
-    float seq_w = avail0.x - label_w - legend_w - 90 >= std::min(160.0f, avail0.y - label_h - 4) ? 90 : 0;
-    float room = std::min(avail0.x - label_w - legend_w - seq_w, avail0.y - label_h - 4);
+    float seq_w = 0, room = 0;
+    auto fit = [&] {
+        seq_w = avail0.x - label_w - legend_w - 90 >= std::min(160.0f, avail0.y - label_h - 4) ? 90 : 0;
+        room = std::min(avail0.x - label_w - legend_w - seq_w, avail0.y - label_h - 4);
+    };
+    fit();
+    // Up to 32 positions every character is labelled: where the cells are narrower than a character, in two
+    // staggered rows (columns) of labels, which need more room (every other label would read as another string).
+    bool stagger = T <= 32 && std::floor(room / T) < ImGui::GetFontSize();
+    if (stagger) {
+        label_w = 46;
+        label_h = 32;
+        fit();
+    }
     int n = std::clamp(int(room / min_cell), 1, T);
     if (n < T) {
         ImGui::SetNextItemWidth(200);
@@ -375,14 +387,24 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     }
 
     // row labels (queries) and column labels (keys): the input characters
-    int every = std::max(1, int(std::ceil(14.0f / cell)));
+    // every character up to 32 positions (staggered in two rows and columns where cells are small), past that
+    // every k-th; a tick joins a staggered label to its cell
+    int every = stagger ? 1 : std::max(1, int(std::ceil(14.0f / cell)));
     for (int k = 0; k < n && o + k < int(snap.att_chars.size()); k += every) {
         int t = o + k;
         std::string c = visible_char(snap.att_chars[t]);
         ImVec2 ts = ImGui::CalcTextSize(c.c_str());
         ImU32 col = (t == hi || t == hj) ? IM_COL32(255, 255, 255, 255) : IM_COL32(190, 190, 200, 255);
-        dl->AddText(ImVec2(g.x - ts.x - 6, g.y + k * cell + (cell - ts.y) * 0.5f), col, c.c_str());
-        dl->AddText(ImVec2(g.x + k * cell + (cell - ts.x) * 0.5f, p0.y), col, c.c_str());
+        float far = stagger && k % 2 ? 1.0f : 0.0f;  // odd positions one label further out
+        float row_y = g.y + k * cell + cell * 0.5f, col_x = g.x + k * cell + cell * 0.5f;
+        float lx = g.x - 6 - far * 20 - ts.x, ty = p0.y + (stagger ? (1 - far) * 15 : 0);
+        dl->AddText(ImVec2(lx, row_y - ts.y * 0.5f), col, c.c_str());
+        dl->AddText(ImVec2(col_x - ts.x * 0.5f, ty), col, c.c_str());
+        if (stagger) {
+            ImU32 tick = IM_COL32(110, 110, 120, 255);
+            dl->AddLine(ImVec2(lx + ts.x + 1, row_y), ImVec2(g.x - 1, row_y), tick);
+            dl->AddLine(ImVec2(col_x, ty + ts.y), ImVec2(col_x, g.y - 1), tick);
+        }
     }
     ImGui::EndChild();
     dl = panel_dl;
@@ -400,6 +422,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
     dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");
     dl->AddText(ImVec2(lx + 18, sy + 14), IM_COL32(150, 150, 160, 255), "(future)");
+    // the glyphs that stand for invisible characters in the labels
+    dl->AddText(ImVec2(lx, sy + 36), IM_COL32(150, 150, 160, 255), (visible_char(" ") + "  space").c_str());
+    dl->AddText(ImVec2(lx, sy + 50), IM_COL32(150, 150, 160, 255), (visible_char("\n") + " newline").c_str());
 
     // the input sequence beside the map
     if (seq_w > 0) {
@@ -422,8 +447,8 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
 
     if (hi >= 0 && hi < int(snap.att_chars.size()) && hj < int(snap.att_chars.size())) {
         ImGui::BeginTooltip();
-        ImGui::Text("query  t=%d '%s'", hi, visible_char(snap.att_chars[hi]).c_str());
-        ImGui::Text("key    t=%d '%s'", hj, visible_char(snap.att_chars[hj]).c_str());
+        ImGui::Text("query  t=%d %s", hi, named_char(snap.att_chars[hi]).c_str());
+        ImGui::Text("key    t=%d %s", hj, named_char(snap.att_chars[hj]).c_str());
         if (snap.cfg.causal && hj > hi)
             ImGui::TextDisabled("masked: a query cannot see future keys");
         else

@@ -14,6 +14,16 @@ float labelled_width(float frame_w, const char* label) {
     return frame_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
 }
 
+std::string named_char(const std::string& c) {
+    std::string q(1, '\'');
+    q.append(visible_char(c));
+    q.push_back('\'');
+    if (c == " ") q.append(" (space)");
+    else if (c == "\n") q.append(" (newline)");
+    else if (c == "\t") q.append(" (tab)");
+    return q;
+}
+
 std::string visible_char(const std::string& c) {
     if (c == "\n") return "\\n";
     if (c == " ") return "\xC2\xB7";  // middle dot

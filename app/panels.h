@@ -187,6 +187,8 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 
 // Shows c as it reads in the attention labels: newline as \n, space as a middle dot.
 std::string visible_char(const std::string& c);
+// visible_char in quotes, with the name of an invisible one: "'·' (space)", "'\n' (newline)", "'a'".
+std::string named_char(const std::string& c);
 // ImGui::SameLine() if an item `w` pixels wide still fits the window after the last item; else the item goes below
 // (a narrow window would cut a row of controls off at the panel's edge).
 void same_line_if_fits(float w);
