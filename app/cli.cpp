@@ -1,6 +1,8 @@
 // Command-line flags -> RunOptions, with the preset applied first so flags override it; and what --inject-fault does.
 #include "cli.h"
 
+#include "attnlab_commit.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
@@ -317,7 +319,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         return 2;
     }
     if (o.version) {
-        std::printf("attnlab %s (Attention Lab; Vulkan compute, GLSL shaders)\n", ATTNLAB_VERSION);
+        std::printf("attnlab %s, commit %s (Attention Lab; Vulkan compute, GLSL shaders)\n", ATTNLAB_VERSION, ATTNLAB_COMMIT);
         return 0;
     }
     if (app.count("--data") == 0) o.data_path = default_corpus_path();

@@ -55,7 +55,8 @@ expect 2 "unknown option --learning-rate; did you mean --lr?" --learning-rate 1e
 expect 2 "unknown option --bach-size; did you mean --batch-size?" --bach-size 3
 expect 2 "a value goes after its option" --data "$corpus" stray
 out=$("$bin" --version); rc=$?
-if [ $rc -eq 0 ] && grep -qE "^attnlab [0-9]+\.[0-9]+\.[0-9]+ " <<<"$out"; then passes=$((passes+1)); else
+# the version and the commit it was built from ("unknown" outside git)
+if [ $rc -eq 0 ] && grep -qE "^attnlab [0-9]+\.[0-9]+\.[0-9]+, commit ([0-9a-f]{7,}(\+changes)?|unknown) " <<<"$out"; then passes=$((passes+1)); else
     echo "FAIL: --version: exit $rc, '$out'"; fails=$((fails+1)); fi
 # a flag given twice: the last counts (as in the lab command)
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 500 --eval-iters 1 --sample-chars 0 \
