@@ -1,6 +1,7 @@
 // The desktop window: creates the window, the Vulkan context on it, the training thread and the panels; runs frames.
 #include "window_app.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -45,19 +46,54 @@ struct ImGuiSession {
     ~ImGuiSession() { ImGui::DestroyContext(); }
 };
 // Key presses queued by GLFW's callback: a tap shorter than one frame still counts (ImGui 1.86 only sees held keys).
+// Dear ImGui's own widgets (text fields: Enter, Ctrl+A, Esc, Backspace) read io.KeysDown at each frame start, so a
+// key pressed and released between two frames is lost to them: such taps are held down for one frame (hold_taps
+// before NewFrame) and released after it (release_taps).
 struct KeyPresses {
     static constexpr int k_ctrl = 1 << 20;  // or-ed into a key pressed with Ctrl held (a quick Ctrl+S counts too)
     std::vector<int> keys;
+    std::vector<int> pressed, tapped;  // since the last frame start: keys pressed; of those, released again
+    void on_key(int key, int action) {
+        if (key < 0 || key >= int(IM_ARRAYSIZE(ImGuiIO::KeysDown))) return;
+        auto erase = [](std::vector<int>& v, int k) { v.erase(std::remove(v.begin(), v.end(), k), v.end()); };
+        if (action == GLFW_PRESS) {
+            erase(tapped, key);  // down again: held, not a tap
+            pressed.push_back(key);
+        } else if (action == GLFW_RELEASE && std::find(pressed.begin(), pressed.end(), key) != pressed.end()) {
+            tapped.push_back(key);
+        }
+    }
+    static void update_modifiers(ImGuiIO& io) {
+        io.KeyCtrl = io.KeysDown[GLFW_KEY_LEFT_CONTROL] || io.KeysDown[GLFW_KEY_RIGHT_CONTROL];
+        io.KeyShift = io.KeysDown[GLFW_KEY_LEFT_SHIFT] || io.KeysDown[GLFW_KEY_RIGHT_SHIFT];
+        io.KeyAlt = io.KeysDown[GLFW_KEY_LEFT_ALT] || io.KeysDown[GLFW_KEY_RIGHT_ALT];
+        io.KeySuper = io.KeysDown[GLFW_KEY_LEFT_SUPER] || io.KeysDown[GLFW_KEY_RIGHT_SUPER];
+    }
+    std::vector<int> held;  // taps held down through the current frame
+    void hold_taps(ImGuiIO& io) {
+        for (int k : tapped) io.KeysDown[k] = true;
+        if (!tapped.empty()) update_modifiers(io);
+        held = tapped;
+        tapped.clear();
+        pressed.clear();
+    }
+    void release_taps(ImGuiIO& io) {
+        for (int k : held)
+            if (std::find(pressed.begin(), pressed.end(), k) == pressed.end()) io.KeysDown[k] = false;
+        if (!held.empty()) update_modifiers(io);
+        held.clear();
+    }
 };
 struct ImGuiGlfwBackend {
     ImGuiGlfwBackend(GLFWwindow* w, KeyPresses* keys) {
         glfwSetWindowUserPointer(w, keys);
         // Installed first: ImGui's backend chains to it.
         glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int mods) {
+            auto* presses = static_cast<KeyPresses*>(glfwGetWindowUserPointer(win));
+            presses->on_key(key, action);
             // Left / Right repeat while held (the time-lapse's steps); the other keys act once a press
             if (action == GLFW_PRESS || (action == GLFW_REPEAT && (key == GLFW_KEY_LEFT || key == GLFW_KEY_RIGHT)))
-                static_cast<KeyPresses*>(glfwGetWindowUserPointer(win))
-                    ->keys.push_back(key | ((mods & GLFW_MOD_CONTROL) ? KeyPresses::k_ctrl : 0));
+                presses->keys.push_back(key | ((mods & GLFW_MOD_CONTROL) ? KeyPresses::k_ctrl : 0));
         });
         ImGui_ImplGlfw_InitForVulkan(w, true);
     }
@@ -369,6 +405,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
                 fps_frames = 0;
                 last = now;
             }
+            presses.release_taps(io);  // the taps the last frame held: up, unless pressed again since
             glfwPollEvents();
             snap_changed = tt.poll(snap);
             if (snap_changed) log.print(snap);
@@ -391,6 +428,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
             auto t_build = Clock::now();
             ImGui_ImplVulkan_NewFrame();
             ImGui_ImplGlfw_NewFrame();
+            presses.hold_taps(io);  // a key tapped between two frames is down for this one
             ImGui::NewFrame();
             bool input = !presses.keys.empty() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
                          io.MouseWheelH != 0 || io.InputQueueCharacters.Size > 0 || io.WantTextInput;
