@@ -29,7 +29,19 @@ static ImU32 colormap(float t) {
     return IM_COL32(mix(0), mix(1), mix(2), 255);
 }
 
-// Every layer x head as a small heatmap (rows: layers, columns: heads); clicking one opens it on its own.
+// A vertical colour bar for weights 0..1 at (x, y), h tall, labelled 1.0 / 0.5 / 0.0 on its right (about 44 px wide).
+static void colour_bar(ImDrawList* dl, float x, float y, float h) {
+    for (int k = 0; k < 32; k++) {
+        float y0 = y + h * (1 - (k + 1) / 32.0f), y1 = y + h * (1 - k / 32.0f);
+        dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + 14, y1 + 0.5f), colormap((k + 0.5f) / 32));
+    }
+    dl->AddText(ImVec2(x + 18, y - 2), IM_COL32(190, 190, 200, 255), "1.0");
+    dl->AddText(ImVec2(x + 18, y + h * 0.5f - 7), IM_COL32(190, 190, 200, 255), "0.5");
+    dl->AddText(ImVec2(x + 18, y + h - 12), IM_COL32(190, 190, 200, 255), "0.0");
+}
+
+// Every layer x head as a small heatmap (rows: layers, columns: heads), one colour bar for all; hovering a cell says
+// its query, key and weight; clicking a map opens it on its own.
 static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     int L = snap.att_layers, NH = snap.att_heads, G = snap.att_grid, T = snap.att_T;
     if (G <= 0 || L <= 0 || NH <= 0 || snap.att_all.size() != size_t(L) * NH * G * G) {
@@ -38,8 +50,8 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
     }
     int f = (T + G - 1) / std::max(G, 1);
     ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float label_w = 22, label_h = 16, pad = 6;
-    float map = std::floor(std::min((avail.x - label_w) / NH - pad, (avail.y - label_h - 18) / L - pad));
+    const float label_w = 22, label_h = 16, pad = 6, bar_w = 52;
+    float map = std::floor(std::min((avail.x - label_w - bar_w) / NH - pad, (avail.y - label_h - 18) / L - pad));
     if (map < 8) {
         ImGui::TextWrapped("%d x %d maps do not fit in this panel: make the window larger.", L, NH);
         return;
@@ -87,7 +99,17 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
                 layout.masked_colour = k_masked_colour;
             }
             if (over) {
-                ImGui::SetTooltip("layer %d, head %d (click to open)", l, h);
+                int i = std::clamp(int((m.y - g.y) / cell), 0, G - 1), j = std::clamp(int((m.x - g.x) / cell), 0, G - 1);
+                auto ch = [&](int t) { return t < int(snap.att_chars.size()) ? named_char(snap.att_chars[t]) : std::string(); };
+                char what[48];
+                if (snap.cfg.causal && j * f > i * f + f - 1) std::snprintf(what, sizeof what, "masked: future keys");
+                else std::snprintf(what, sizeof what, "%s %.4f", f == 1 ? "weight" : "mean weight", src[size_t(i) * G + j]);
+                if (f == 1)
+                    ImGui::SetTooltip("layer %d, head %d\nquery t=%d %s\nkey   t=%d %s\n%s (click to open)", l, h, i,
+                                      ch(i).c_str(), j, ch(j).c_str(), what);
+                else
+                    ImGui::SetTooltip("layer %d, head %d\nqueries t=%d-%d, keys t=%d-%d\n%s (click to open)", l, h, i * f,
+                                      std::min(T, i * f + f) - 1, j * f, std::min(T, j * f + f) - 1, what);
                 if (clicked) {
                     st.layer = l;
                     st.head = h;
@@ -98,6 +120,11 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
             }
         }
     }
+    // one colour bar for every map (a block's mean weight is scaled by f, as drawn), the masked swatch under it
+    float bx = p0.x + label_w + NH * (map + pad) + 4, by = p0.y + label_h, bh = std::max(40.0f, L * (map + pad) - pad - 20);
+    colour_bar(dl, bx, by, bh);
+    dl->AddRectFilled(ImVec2(bx, by + bh + 6), ImVec2(bx + 14, by + bh + 20), k_masked_colour);
+    dl->AddText(ImVec2(bx + 18, by + bh + 6), IM_COL32(190, 190, 200, 255), "mask");
 }
 
 // The shown head's entropy and distance at every recorded step, as two small line plots side by side (x: the
@@ -411,13 +438,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
 
     // legend: colour bar 0..1 plus the masked swatch
     float lx = g.x + side + 14, bar_h = std::max(side - 40, 40.0f);
-    for (int k = 0; k < 32; k++) {
-        float y0 = g.y + bar_h * (1 - (k + 1) / 32.0f), y1 = g.y + bar_h * (1 - k / 32.0f);
-        dl->AddRectFilled(ImVec2(lx, y0), ImVec2(lx + 14, y1 + 0.5f), colormap((k + 0.5f) / 32));
-    }
-    dl->AddText(ImVec2(lx + 18, g.y - 2), IM_COL32(190, 190, 200, 255), "1.0");
-    dl->AddText(ImVec2(lx + 18, g.y + bar_h * 0.5f - 7), IM_COL32(190, 190, 200, 255), "0.5");
-    dl->AddText(ImVec2(lx + 18, g.y + bar_h - 12), IM_COL32(190, 190, 200, 255), "0.0");
+    colour_bar(dl, lx, g.y, bar_h);
     float sy = g.y + bar_h + 10;
     dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
     dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");

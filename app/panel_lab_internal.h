@@ -60,8 +60,9 @@ void titled_matrix(const char* title, const char* id, const Matrix& m, const cha
 // Big operator glyph between side-by-side matrices.
 void op_between(const char* op);
 
-// A (T,T) weight matrix as a heatmap: colour = weight / the largest weight, masked future in grey when `causal`,
-// values printed in big cells, characters along both axes when given, the value under the mouse as a tooltip.
+// A (T,T) weight matrix as a heatmap: colour = weight / the largest weight (a colour bar from 0 to it on the right),
+// masked future in grey when `causal`, values printed in big cells, characters along both axes when given, the
+// value under the mouse as a tooltip.
 void heatmap(const char* id, const Matrix& m, float cell, bool causal, const std::vector<std::string>& row_chars = {},
              const std::vector<std::string>& col_chars = {});
 // A cell size that fits `n` cells into `width` pixels, between 10 and 44.

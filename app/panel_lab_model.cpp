@@ -118,7 +118,7 @@ void draw_encoder(LabState& st, Context& ctx, const Snapshot& snap, TrainingThre
                                r->causal ? "on" : "off");
             ImGui::Text("train loss (last %d steps): %.4f", d.tail, r->train_loss);
             ImGui::PushID(r->causal ? 1 : 0);
-            heatmap("##att", r->att, cell_for(r->att.cols, std::min(col_w - 10, 260.0f)), r->causal);
+            heatmap("##att", r->att, cell_for(r->att.cols, std::min(col_w - 70, 260.0f)), r->causal);
             ImGui::PopID();
             ImGui::TextWrapped("sample: %s", visible(r->sample).c_str());
         }
@@ -174,7 +174,7 @@ void draw_position(LabState& st, Context& ctx) {
     }
     heading(st.position_show_on ? "attention weights, position embeddings on" : "attention weights, position embeddings off");
     float w = std::max(120.0f, (ImGui::GetContentRegionAvail().x - 40) * 0.5f);
-    float cell = cell_for(int(d.text.size()), std::min(w - 20, 300.0f));
+    float cell = cell_for(int(d.text.size()), std::min(w - 100, 300.0f));
     ImGui::BeginGroup();
     ImGui::TextUnformatted("input");
     heatmap("##p0", d.att, cell, false, labels_of(d.text), labels_of(d.text));
@@ -237,7 +237,7 @@ void draw_batches(LabState& st, Context& ctx) {
     if (d.unchanged())
         ImGui::TextColored(k_bad_colour, "Its new tokens are the same text as before: nothing changed. Type other characters.");
     heading("attention weights of the changed element");
-    float cell = cell_for(d.att_before.cols, std::min((ImGui::GetContentRegionAvail().x - 40) * 0.5f, 300.0f));
+    float cell = cell_for(d.att_before.cols, std::min((ImGui::GetContentRegionAvail().x - 40) * 0.5f - 90, 300.0f));
     ImGui::BeginGroup();
     ImGui::TextUnformatted("before");
     heatmap("##b0", d.att_before, cell, true, labels_of(d.before[d.changed]), labels_of(d.before[d.changed]));
@@ -341,7 +341,10 @@ void draw_graph(LabState& st, Context& ctx) {
                        !d.causal ? "" : d.max_no_edge == 0.0f ? "; weight from the future exactly 0" : "; weight from the future NOT 0");
     ImGui::PopStyleColor();
     heading("the same weights as the (T, T) heatmap: row t is node t's incoming edges");
-    float cell = cell_for(T, std::min(ImGui::GetContentRegionAvail().x - 40, 320.0f));
+    // in view without scrolling where the Lab's height allows: the cells fit the room left below
+    ImVec2 room = ImGui::GetContentRegionAvail();
+    float fit_h = (room.y - ImGui::GetTextLineHeight() - 8) / float(T);
+    float cell = cell_for(T, std::min({room.x - 100, 320.0f, fit_h * float(T)}));
     heatmap("##g", d.att, cell, d.causal, labels_of(d.text), labels_of(d.text));
 }
 

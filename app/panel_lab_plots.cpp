@@ -90,8 +90,9 @@ void op_between(const char* op) {
     ImGui::SameLine();
 }
 
-// A (T,T) weight matrix as a heatmap: colour = weight / the largest weight, masked future in grey when `causal`,
-// values printed in big cells, characters along both axes when given, the value under the mouse as a tooltip.
+// A (T,T) weight matrix as a heatmap: colour = weight / the largest weight (a colour bar from 0 to it on the right),
+// masked future in grey when `causal`, values printed in big cells, characters along both axes when given, the
+// value under the mouse as a tooltip.
 void heatmap(const char* id, const Matrix& m, float cell, bool causal, const std::vector<std::string>& row_chars,
              const std::vector<std::string>& col_chars) {
     if (m.rows <= 0 || m.cols <= 0) return;
@@ -103,7 +104,8 @@ void heatmap(const char* id, const Matrix& m, float cell, bool causal, const std
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImVec2 g(p0.x + lw, p0.y + lh);
-    ImGui::InvisibleButton(id, ImVec2(lw + cell * m.cols, lh + cell * m.rows));
+    const float bar_w = 56;  // the colour bar on the right: colours are scaled to this map's largest weight
+    ImGui::InvisibleButton(id, ImVec2(lw + cell * m.cols + bar_w, lh + cell * m.rows));
     bool hovered = ImGui::IsItemHovered();
     float gap = cell >= 8 ? 1.0f : 0.0f;
     for (int i = 0; i < m.rows; i++)
@@ -130,6 +132,18 @@ void heatmap(const char* id, const Matrix& m, float cell, bool causal, const std
         const std::string& s = col_chars[j];
         ImVec2 ts = ImGui::CalcTextSize(s.c_str());
         dl->AddText(ImVec2(g.x + j * cell + (cell - ts.x) * 0.5f, p0.y), label_colour, s.c_str());
+    }
+    {  // 0 .. vmax, as the colours were scaled
+        float bx = g.x + cell * m.cols + 8, bh = std::max(cell * m.rows, 40.0f);
+        for (int k = 0; k < 24; k++) {
+            float y0 = g.y + bh * (1 - (k + 1) / 24.0f), y1 = g.y + bh * (1 - k / 24.0f);
+            dl->AddRectFilled(ImVec2(bx, y0), ImVec2(bx + 10, y1 + 0.5f), colormap((k + 0.5f) / 24));
+        }
+        char top[16];
+        std::snprintf(top, sizeof top, "%.2f", vmax);
+        ImU32 c = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+        dl->AddText(ImVec2(bx + 13, g.y - 2), c, top);
+        dl->AddText(ImVec2(bx + 13, g.y + bh - ImGui::GetTextLineHeight() + 2), c, "0");
     }
     if (hovered) {
         ImVec2 mp = ImGui::GetIO().MousePos;
