@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses for the corpus loader and the checkpoint reader (CI runs each for 60 s).
+# Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader and the PyTorch pickle reader (CI runs
+# each for 60 s).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
-# regression test (a case in tests/test_dataset.cpp or tests/test_checkpoint.cpp feeding those bytes). Exits non-zero
+# regression test (a case in tests/test_dataset.cpp, tests/test_checkpoint.cpp or tests/test_torch_pickle.cpp
+# feeding those bytes). Exits non-zero
 # on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 missing=()
-for p in clang libclang-rt-14-dev nlohmann-json3-dev libvulkan-dev; do
+for p in clang libclang-rt-14-dev nlohmann-json3-dev libvulkan-dev libzip-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -21,7 +23,8 @@ mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
-for h in corpus checkpoint; do
+clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp -lzip -o "$out/fuzz_torch_pickle"
+for h in corpus checkpoint torch_pickle; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
     "$out/fuzz_$h" -max_total_time="$secs" -max_len=65536 "$out/corpus_$h" "tests/fuzz/seeds/$h"

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-          libglfw3-dev libx11-dev libxext-dev libxrandr-dev libimgui-dev libglm-dev libstb-dev libcli11-dev nlohmann-json3-dev catch2 xvfb xauth imagemagick
+          libglfw3-dev libx11-dev libxext-dev libxrandr-dev libimgui-dev libglm-dev libstb-dev libcli11-dev nlohmann-json3-dev libzip-dev catch2 xvfb xauth imagemagick
           openbox xdotool x11-utils fonts-dejavu-core fonts-droid-fallback
           curl ca-certificates)
 

@@ -1,0 +1,72 @@
+// Reading PyTorch's checkpoint format without PyTorch: `torch.save` files (a zip of `<name>/data.pkl` and one
+// entry per tensor storage, `<name>/data/<key>`) and plain pickles such as nanoGPT's `meta.pkl`.
+//
+// The unpickler understands exactly what torch.save (protocol 2) and Python's pickle.dump (protocols 2 to 4) write
+// for dicts, lists, tuples, numbers, strings and tensors. It executes nothing: the only globals it accepts are
+// collections.OrderedDict, torch._utils._rebuild_tensor_v2 / _rebuild_parameter and the torch *Storage types, each
+// interpreted here; any other global, opcode or malformed input is refused with one line naming the file.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::torch_io {
+
+// A tensor as the pickle describes it: which storage, its element type and the view into it.
+struct TensorRef {
+    std::string storage;  // the storage key: its bytes are `<name>/data/<storage>`
+    std::string dtype;    // "float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"
+    int64_t storage_numel = 0;
+    int64_t offset = 0;   // in elements
+    std::vector<int64_t> shape, stride;
+    int64_t numel() const;
+};
+
+struct Value;
+using ValuePtr = std::shared_ptr<Value>;
+
+// One unpickled Python value. Dicts keep their insertion order (as Python's do).
+struct Value {
+    enum class Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Tensor, Global };
+    Kind kind = Kind::None;
+    bool b = false;
+    int64_t i = 0;
+    double f = 0;
+    std::string s;                                    // Str, Bytes; Global: "module name"
+    std::vector<ValuePtr> items;                      // Tuple, List
+    std::vector<std::pair<ValuePtr, ValuePtr>> dict;  // Dict
+    TensorRef tensor;                                 // Tensor
+
+    // The value under string key `key` of a Dict, or nullptr.
+    ValuePtr get(const std::string& key) const;
+    // Python's name of the kind, for messages: "dict", "int", "tensor", ...
+    const char* kind_name() const;
+};
+
+// Unpickles `bytes` (from `what`, named in messages). `allow_tensors`: BINPERSID storages and tensors are accepted
+// (a torch.save data.pkl); otherwise they are refused as any other foreign object.
+ValuePtr unpickle(const std::string& bytes, const std::string& what, bool allow_tensors = false);
+
+// A torch.save file, opened: the unpickled object and its storages' bytes.
+class TorchFile {
+public:
+    // Throws attn::Error (one line) for a file that is not a torch.save zip or holds anything the unpickler refuses.
+    explicit TorchFile(const std::string& path);
+    const ValuePtr& root() const { return m_root; }
+    const std::string& path() const { return m_path; }
+    // The tensor's elements in row-major order of its shape, converted to double (float32/64, float16, bfloat16,
+    // integers). Throws when the view reaches outside its storage.
+    std::vector<double> values(const TensorRef& t) const;
+
+private:
+    std::string m_path, m_prefix;  // m_prefix: "<name>/", taken from the archive's first entry
+    ValuePtr m_root;
+    std::map<std::string, std::string> m_storages;  // key -> bytes
+};
+
+// Bytes per element of a dtype name above, 0 if unknown.
+int dtype_size(const std::string& dtype);
+
+}  // namespace attn::torch_io

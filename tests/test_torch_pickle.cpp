@@ -1,0 +1,184 @@
+// PyTorch checkpoints read without PyTorch (engine/io/torch_pickle.h): the fixtures tests/fixtures/ holds were
+// written by torch.save and pickle.dump (make_torch_fixtures.py); crafted pickles below must be refused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "io/torch_pickle.h"
+#include "vk/check.h"
+
+using namespace attn;
+using namespace attn::torch_io;
+
+// A byte string from a literal, NULs included.
+template <size_t N>
+static std::string bin(const char (&s)[N]) { return std::string(s, N - 1); }
+
+static std::string fixture(const std::string& name) { return std::string(ATTN_FIXTURES) + "/" + name; }
+
+static ValuePtr must(const ValuePtr& v, const char* what) {
+    INFO(what);
+    REQUIRE(v != nullptr);
+    return v;
+}
+
+TEST_CASE("a torch.save checkpoint in nanoGPT's layout is read as torch wrote it", "[torch]") {
+    for (const char* name : {"nanogpt_bias.pt", "nanogpt_nobias_compiled.pt"}) {
+        bool bias = std::string(name) == "nanogpt_bias.pt";
+        std::string prefix = bias ? "" : "_orig_mod.";
+        TorchFile f(fixture(name));
+        const ValuePtr& root = f.root();
+        REQUIRE(root->kind == Value::Kind::Dict);
+        auto args = must(root->get("model_args"), "model_args");
+        CHECK(must(args->get("n_layer"), "n_layer")->i == 1);
+        CHECK(must(args->get("n_head"), "n_head")->i == 2);
+        CHECK(must(args->get("n_embd"), "n_embd")->i == 8);
+        CHECK(must(args->get("block_size"), "block_size")->i == 8);
+        CHECK(must(args->get("vocab_size"), "vocab_size")->i == 5);
+        CHECK(must(args->get("bias"), "bias")->b == bias);
+        CHECK(must(args->get("dropout"), "dropout")->f == 0.0);
+        CHECK(must(root->get("iter_num"), "iter_num")->i == 250);
+        auto best = must(root->get("best_val_loss"), "best_val_loss");
+        REQUIRE(best->kind == Value::Kind::Tensor);
+        CHECK(best->tensor.shape.empty());
+        CHECK(f.values(best->tensor)[0] == Approx(1.4697).epsilon(1e-6));
+
+        auto model = must(root->get("model"), "model");
+        auto wte = must(model->get(prefix + "transformer.wte.weight"), "wte");
+        auto head = must(model->get(prefix + "lm_head.weight"), "lm_head");
+        REQUIRE(wte->kind == Value::Kind::Tensor);
+        CHECK(wte->tensor.shape == std::vector<int64_t>{5, 8});
+        CHECK(head->tensor.storage == wte->tensor.storage);  // tied: one storage
+        auto w = f.values(wte->tensor);
+        REQUIRE(w.size() == 40);
+        for (size_t k = 0; k < w.size(); k++) CHECK(w[k] == Approx(float(k) * 0.01f).margin(1e-7));
+        auto attn = must(model->get(prefix + "transformer.h.0.attn.c_attn.weight"), "c_attn");
+        CHECK(attn->tensor.shape == std::vector<int64_t>{24, 8});  // (3C, C): q, k, v rows
+        CHECK(f.values(attn->tensor)[8 * 23 + 7] == Approx(float(191) * 0.001f).margin(1e-7));
+        CHECK((model->get(prefix + "transformer.h.0.mlp.c_fc.bias") != nullptr) == bias);
+
+        auto opt = must(root->get("optimizer"), "optimizer");
+        auto state = must(opt->get("state"), "state");
+        REQUIRE(state->kind == Value::Kind::Dict);
+        REQUIRE(!state->dict.empty());
+        CHECK(state->dict[0].first->kind == Value::Kind::Int);  // keyed by parameter index
+        auto s0 = state->dict[0].second;
+        CHECK(f.values(must(s0->get("exp_avg_sq"), "exp_avg_sq")->tensor)[0] == 0.25);
+        auto groups = must(opt->get("param_groups"), "param_groups");
+        REQUIRE(groups->kind == Value::Kind::List);
+        auto betas = must(groups->items[0]->get("betas"), "betas");
+        REQUIRE(betas->kind == Value::Kind::Tuple);
+        CHECK(betas->items[1]->f == 0.99);
+    }
+}
+
+TEST_CASE("views, element types and plain values come out in their logical order", "[torch]") {
+    TorchFile f(fixture("views.pt"));
+    const ValuePtr& r = f.root();
+    auto t = must(r->get("t"), "t");  // ramp(3, 4).t(): shape (4, 3), stride (1, 4)
+    CHECK(t->tensor.shape == std::vector<int64_t>{4, 3});
+    CHECK(t->tensor.stride == std::vector<int64_t>{1, 4});
+    auto tv = f.values(t->tensor);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) CHECK(tv[size_t(i * 3 + j)] == Approx(float(j * 4 + i) * 0.01f).margin(1e-7));
+    auto slice = must(r->get("slice"), "slice");  // ramp(3, 4)[1]: offset 4 into the same storage
+    CHECK(slice->tensor.offset == 4);
+    CHECK(f.values(slice->tensor)[3] == Approx(0.07).margin(1e-7));
+    auto half = f.values(must(r->get("half"), "half")->tensor);
+    REQUIRE(half.size() == 6);
+    for (size_t k = 0; k < 6; k++) CHECK(half[k] == double(k) * 0.25);
+    auto dbl = f.values(must(r->get("double"), "double")->tensor);
+    CHECK(dbl[5] == 2.5);
+    auto lng = f.values(must(r->get("long"), "long")->tensor);
+    CHECK(lng == std::vector<double>{-2, -1, 0, 1});
+    CHECK(f.values(must(r->get("scalar"), "scalar")->tensor) == std::vector<double>{2.5});
+    auto nested = must(r->get("nested"), "nested");
+    REQUIRE(nested->kind == Value::Kind::List);
+    REQUIRE(nested->items.size() == 8);
+    CHECK(nested->items[0]->i == 1);
+    CHECK(nested->items[1]->i == -70000);
+    CHECK(nested->items[2]->i == (int64_t(1) << 40));
+    CHECK(nested->items[3]->f == 1.5);
+    CHECK(nested->items[4]->s == "s");
+    CHECK(nested->items[5]->kind == Value::Kind::None);
+    CHECK(nested->items[6]->b);
+    CHECK(nested->items[7]->kind == Value::Kind::Tuple);
+}
+
+TEST_CASE("nanoGPT's meta.pkl (pickle protocol 4) gives the character vocabulary", "[torch]") {
+    std::string bytes;
+    {
+        FILE* fp = std::fopen(fixture("meta.pkl").c_str(), "rb");
+        REQUIRE(fp);
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, fp)) > 0) bytes.append(buf, n);
+        std::fclose(fp);
+    }
+    CHECK(static_cast<unsigned char>(bytes[1]) >= 4);  // written with protocol 4 (FRAME, MEMOIZE, ...)
+    ValuePtr meta = unpickle(bytes, "meta.pkl");
+    CHECK(must(meta->get("vocab_size"), "vocab_size")->i == 5);
+    auto itos = must(meta->get("itos"), "itos");
+    REQUIRE(itos->dict.size() == 5);
+    CHECK(itos->dict[0].first->i == 0);
+    CHECK(itos->dict[0].second->s == "\n");
+    CHECK(itos->dict[4].second->s == "\xC3\xA9");  // é, UTF-8
+    auto stoi = must(meta->get("stoi"), "stoi");
+    CHECK(must(stoi->get("b"), "stoi b")->i == 3);
+}
+
+TEST_CASE("a pickle naming any other Python object is refused and nothing runs", "[torch]") {
+    namespace fs = std::filesystem;
+    fs::remove("attnlab_pwned");
+    try {
+        TorchFile f(fixture("evil.pt"));
+        FAIL("evil.pt was accepted");
+    } catch (const Error& e) {
+        std::string m = e.what();
+        INFO(m);
+        CHECK(m.find("posix.system") != std::string::npos);
+        CHECK(m.find("refused") != std::string::npos);
+        CHECK(m.find('\n') == std::string::npos);
+    }
+    CHECK(!fs::exists("attnlab_pwned"));
+}
+
+TEST_CASE("malformed pickles and archives are refused with one line", "[torch]") {
+    auto refused = [](const std::string& bytes, const char* want) {
+        try {
+            unpickle(bytes, "x.pkl", true);
+            FAIL_CHECK("accepted: " << want);
+        } catch (const Error& e) {
+            std::string m = e.what();
+            INFO(m);
+            CHECK(m.find(want) != std::string::npos);
+            CHECK(m.find("x.pkl") == 0);
+        }
+    };
+    refused(bin("\x80\x02]"), "ends early");                               // no STOP
+    refused(bin("\x80\x02]q\x00h\x00" "a."), "inside itself");              // a list appended to itself
+    refused(bin("\x80\x02]q\x00]h\x00" "a" "0h\x00" "]a."), "changed after");  // a placed list changed afterwards
+    refused(bin("\x80\x02h\x05."), "before it was stored");
+    refused("\x80\x02\x8f.", "opcode 0x8f");                           // EMPTY_SET
+    refused("\x80\x02" "cos\nsystem\n.", "os.system");
+    refused("\x80\x02" "cbuiltins\neval\n.", "builtins.eval");
+    refused("\x80\x02K\x01K\x02.", "left over");
+    std::string deep = "\x80\x02";
+    for (int k = 0; k < 100; k++) deep += "]";
+    for (int k = 0; k < 99; k++) deep += "a";
+    refused(deep + ".", "nested too deep");
+    refused("\x80\x09.", "protocol 9");
+    // a storage must not escape a tensor: ('storage', torch.FloatStorage, '0', 'cpu', 4) alone
+    refused(bin("\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00" "0X\x03\x00\x00\x00"
+                "cpuK\x04tQ."),
+            "storage outside");
+    // a tensor reaching past its storage: _rebuild_tensor_v2(storage of 4, 2, (3,), (1,), False, OrderedDict())
+    refused(bin("\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+                "X\x01\x00\x00\x00" "0X\x03\x00\x00\x00" "cpuK\x04tQK\x02K\x03\x85K\x01\x85\x89"
+                "ccollections\nOrderedDict\n)RtR."),
+            "past its storage");
+    CHECK_THROWS_AS(TorchFile(fixture("meta.pkl")), Error);  // a pickle, not a zip
+    CHECK_THROWS_AS(TorchFile(fixture("no_such.pt")), Error);
+}
