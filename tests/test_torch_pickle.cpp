@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <cstdlib>
 #include <string>
+#include <unistd.h>
 
 #include "io/torch_pickle.h"
 #include "vk/check.h"
@@ -181,4 +183,83 @@ TEST_CASE("malformed pickles and archives are refused with one line", "[torch]")
             "past its storage");
     CHECK_THROWS_AS(TorchFile(fixture("meta.pkl")), Error);  // a pickle, not a zip
     CHECK_THROWS_AS(TorchFile(fixture("no_such.pt")), Error);
+}
+
+TEST_CASE("a checkpoint written without PyTorch reads back as written", "[torch]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("attn_torch_write_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string path = (dir / "ckpt.pt").string();
+    TorchWriter w;
+    std::vector<float> wte(5 * 8);
+    for (size_t k = 0; k < wte.size(); k++) wte[k] = float(k) * 0.01f;
+    ValuePtr t = w.tensor(wte, {5, 8});
+    ValuePtr empty = w.tensor({}, {0});
+    ValuePtr root = dict({
+        {"model", dict({{"transformer.wte.weight", t}, {"lm_head.weight", t}, {"empty", empty}})},
+        {"model_args", dict({{"n_layer", integer(1)}, {"bias", boolean(false)}, {"dropout", real(0.2)}})},
+        {"iter_num", integer(5000)},
+        {"big", integer(int64_t(1) << 40)},
+        {"neg", integer(-70000)},
+        {"betas", tuple({real(0.9), real(0.99)})},
+        {"params", list({integer(0), integer(1)})},
+        {"none", none()},
+        {"name", str("shakespeare_char \xC3\xA9")},
+    });
+    w.save(path, "the exported checkpoint", root, "ckpt");
+
+    TorchFile f(path);
+    const ValuePtr& r = f.root();
+    auto model = must(r->get("model"), "model");
+    auto a = must(model->get("transformer.wte.weight"), "wte"), b = must(model->get("lm_head.weight"), "lm_head");
+    CHECK(a->tensor.shape == std::vector<int64_t>{5, 8});
+    CHECK(a->tensor.stride == std::vector<int64_t>{8, 1});
+    CHECK(a->tensor.storage == b->tensor.storage);  // tied: one storage
+    auto v = f.values(a->tensor);
+    REQUIRE(v.size() == wte.size());
+    for (size_t k = 0; k < v.size(); k++) CHECK(v[k] == double(wte[k]));
+    CHECK(f.values(must(model->get("empty"), "empty")->tensor).empty());
+    auto args = must(r->get("model_args"), "model_args");
+    CHECK(must(args->get("n_layer"), "n_layer")->i == 1);
+    CHECK(!must(args->get("bias"), "bias")->b);
+    CHECK(must(args->get("dropout"), "dropout")->f == 0.2);
+    CHECK(must(r->get("iter_num"), "iter_num")->i == 5000);
+    CHECK(must(r->get("big"), "big")->i == (int64_t(1) << 40));
+    CHECK(must(r->get("neg"), "neg")->i == -70000);
+    CHECK(must(r->get("betas"), "betas")->items[1]->f == 0.99);
+    CHECK(must(r->get("params"), "params")->items.size() == 2);
+    CHECK(must(r->get("none"), "none")->kind == Value::Kind::None);
+    CHECK(must(r->get("name"), "name")->s == "shakespeare_char \xC3\xA9");
+    // the plain pickle of a meta.pkl reads back too
+    ValuePtr meta = unpickle(pickle(dict({{"vocab_size", integer(65)}})), "meta.pkl");
+    CHECK(must(meta->get("vocab_size"), "vocab_size")->i == 65);
+    fs::remove_all(dir);
+}
+
+// For tests/torch_interop_test.sh: a checkpoint written here, then read by PyTorch's torch.load.
+TEST_CASE("write a checkpoint for torch.load", "[.torch-export]") {
+    const char* path = std::getenv("ATTN_EXPORT_PATH");
+    REQUIRE(path);
+    TorchWriter w;
+    std::vector<float> wte(5 * 8), wpe(8 * 8);
+    for (size_t k = 0; k < wte.size(); k++) wte[k] = float(k) * 0.01f;
+    for (size_t k = 0; k < wpe.size(); k++) wpe[k] = 1.0f - float(k) * 0.5f;
+    ValuePtr t = w.tensor(wte, {5, 8});
+    ValuePtr root = dict({
+        {"model", dict({{"transformer.wte.weight", t}, {"transformer.wpe.weight", w.tensor(wpe, {8, 8})},
+                        {"lm_head.weight", t}})},
+        {"model_args", dict({{"n_layer", integer(1)}, {"n_head", integer(2)}, {"n_embd", integer(8)},
+                             {"block_size", integer(8)}, {"bias", boolean(false)}, {"vocab_size", integer(5)},
+                             {"dropout", real(0.2)}})},
+        {"iter_num", integer(5000)},
+        {"best_val_loss", w.tensor({1.4697f}, {})},
+        {"config", dict({{"dataset", str("shakespeare_char")}, {"betas", tuple({real(0.9), real(0.99)})}})},
+    });
+    w.save(path, "the exported checkpoint", root, "ckpt");
+    std::string meta_path = std::string(path) + ".meta.pkl";
+    FILE* fp = std::fopen(meta_path.c_str(), "wb");
+    REQUIRE(fp);
+    std::string bytes = pickle(dict({{"vocab_size", integer(5)}, {"stoi", dict({{"a", integer(2)}, {"\n", integer(0)}})}}));
+    std::fwrite(bytes.data(), 1, bytes.size(), fp);
+    std::fclose(fp);
 }

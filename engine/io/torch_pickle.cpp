@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "io/files.h"
 #include "vk/check.h"
 
 namespace attn::torch_io {
@@ -536,6 +537,212 @@ std::vector<double> TorchFile::values(const TensorRef& t) const {
         }
     }
     return out;
+}
+
+// --- writing ---
+
+ValuePtr none() { return make(Value::Kind::None); }
+ValuePtr boolean(bool b) {
+    auto v = make(Value::Kind::Bool);
+    v->b = b;
+    return v;
+}
+ValuePtr integer(int64_t i) {
+    auto v = make(Value::Kind::Int);
+    v->i = i;
+    return v;
+}
+ValuePtr real(double f) {
+    auto v = make(Value::Kind::Float);
+    v->f = f;
+    return v;
+}
+ValuePtr str(const std::string& s) {
+    auto v = make(Value::Kind::Str);
+    v->s = s;
+    return v;
+}
+ValuePtr tuple(std::vector<ValuePtr> items) {
+    auto v = make(Value::Kind::Tuple);
+    v->items = std::move(items);
+    return v;
+}
+ValuePtr list(std::vector<ValuePtr> items) {
+    auto v = make(Value::Kind::List);
+    v->items = std::move(items);
+    return v;
+}
+ValuePtr dict(std::vector<std::pair<std::string, ValuePtr>> items) {
+    auto v = make(Value::Kind::Dict);
+    for (auto& [k, x] : items) v->dict.emplace_back(str(k), std::move(x));
+    return v;
+}
+
+namespace {
+struct Pickler {
+    std::string out;
+    void u8(unsigned v) { out.push_back(char(v)); }
+    void le(uint64_t v, int n) {
+        for (int k = 0; k < n; k++) out.push_back(char((v >> (8 * k)) & 255));
+    }
+    void text(const std::string& s) {
+        u8('X');
+        le(s.size(), 4);
+        out += s;
+    }
+    void global(const char* module, const char* name) {
+        u8('c');
+        out += module;
+        out += '\n';
+        out += name;
+        out += '\n';
+    }
+    void write(const Value& v, int depth) {
+        if (depth > k_max_depth) throw Error("pickle: values nested too deep to write");
+        switch (v.kind) {
+        case Value::Kind::None: u8('N'); break;
+        case Value::Kind::Bool: u8(v.b ? 0x88 : 0x89); break;
+        case Value::Kind::Int:
+            if (v.i >= 0 && v.i < 256) u8('K'), le(uint64_t(v.i), 1);
+            else if (v.i >= 0 && v.i < 65536) u8('M'), le(uint64_t(v.i), 2);
+            else if (v.i >= INT32_MIN && v.i <= INT32_MAX) u8('J'), le(uint64_t(uint32_t(int32_t(v.i))), 4);
+            else u8(0x8a), u8(8), le(uint64_t(v.i), 8);
+            break;
+        case Value::Kind::Float: {
+            uint64_t bits;
+            std::memcpy(&bits, &v.f, 8);
+            u8('G');
+            for (int k = 7; k >= 0; k--) u8(unsigned((bits >> (8 * k)) & 255));
+            break;
+        }
+        case Value::Kind::Str: text(v.s); break;
+        case Value::Kind::Tuple:
+            u8('(');
+            for (auto& x : v.items) write(*x, depth + 1);
+            u8('t');
+            break;
+        case Value::Kind::List:
+            u8(']');
+            if (!v.items.empty()) {
+                u8('(');
+                for (auto& x : v.items) write(*x, depth + 1);
+                u8('e');
+            }
+            break;
+        case Value::Kind::Dict:
+            u8('}');
+            if (!v.dict.empty()) {
+                u8('(');
+                for (auto& [k, x] : v.dict) write(*k, depth + 1), write(*x, depth + 1);
+                u8('u');
+            }
+            break;
+        case Value::Kind::Tensor: {
+            const TensorRef& t = v.tensor;
+            if (t.dtype != "float32") throw Error("pickle: only float32 tensors are written");
+            global("torch._utils", "_rebuild_tensor_v2");
+            u8('(');
+            u8('(');  // the persistent id
+            text("storage");
+            global("torch", "FloatStorage");
+            text(t.storage);
+            text("cpu");
+            write(*integer(t.storage_numel), depth + 1);
+            u8('t');
+            u8('Q');
+            write(*integer(t.offset), depth + 1);
+            std::vector<ValuePtr> size, stride;
+            for (int64_t d : t.shape) size.push_back(integer(d));
+            for (int64_t d : t.stride) stride.push_back(integer(d));
+            write(*tuple(size), depth + 1);
+            write(*tuple(stride), depth + 1);
+            u8(0x89);  // requires_grad False
+            global("collections", "OrderedDict");
+            u8(')');
+            u8('R');  // backward hooks: OrderedDict()
+            u8('t');
+            u8('R');
+            break;
+        }
+        case Value::Kind::Bytes:
+        case Value::Kind::Global: throw Error(std::string("pickle: a ") + v.kind_name() + " is not written");
+        }
+    }
+};
+}  // namespace
+
+std::string pickle(const ValuePtr& v) {
+    Pickler p;
+    p.u8(0x80);
+    p.u8(2);
+    p.write(*v, 0);
+    p.u8('.');
+    return p.out;
+}
+
+ValuePtr TorchWriter::tensor(const std::vector<float>& data, const std::vector<int64_t>& shape) {
+    auto v = make(Value::Kind::Tensor);
+    TensorRef& t = v->tensor;
+    t.storage = std::to_string(m_storages.size());
+    t.dtype = "float32";
+    t.shape = shape;
+    t.stride.assign(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;) t.stride[d - 1] = t.stride[d] * shape[d];
+    if (t.numel() != int64_t(data.size())) throw Error("TorchWriter: a tensor's shape does not match its data");
+    t.storage_numel = int64_t(data.size());
+    m_storages.emplace_back(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+    return v;
+}
+
+void TorchWriter::save(const std::string& path, const std::string& role, const ValuePtr& root,
+                       const std::string& name) const {
+    if (name.empty() || name.find('/') != std::string::npos) throw Error("TorchWriter: a bad archive name '" + name + "'");
+    std::string pkl = pickle(root);
+    // the zip built in memory (libzip on a buffer source), then written whole through write_file_atomic
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t* src = zip_source_buffer_create(nullptr, 0, 0, &ze);
+    if (!src) throw Error(std::string("cannot build a zip archive: ") + zip_error_strerror(&ze));
+    zip_source_keep(src);
+    zip_t* z = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
+    if (!z) {
+        zip_source_free(src);
+        throw Error(std::string("cannot build a zip archive: ") + zip_error_strerror(&ze));
+    }
+    auto fail = [&](const std::string& what) {
+        std::string why = zip_strerror(z);
+        zip_discard(z);
+        zip_source_free(src);
+        throw Error("cannot build the checkpoint's zip archive (" + what + ": " + why + ")");
+    };
+    auto add = [&](const std::string& entry, const std::string& bytes) {
+        zip_source_t* s = zip_source_buffer(z, bytes.data(), bytes.size(), 0);  // copied at zip_close
+        if (!s) fail(entry);
+        zip_int64_t idx = zip_file_add(z, (name + "/" + entry).c_str(), s, ZIP_FL_ENC_UTF_8);
+        if (idx < 0) {
+            zip_source_free(s);
+            fail(entry);
+        }
+        if (zip_set_file_compression(z, zip_uint64_t(idx), ZIP_CM_STORE, 0) != 0) fail(entry);
+    };
+    add("data.pkl", pkl);
+    for (size_t k = 0; k < m_storages.size(); k++) add("data/" + std::to_string(k), m_storages[k]);
+    static const std::string version = "3\n", byteorder = "little";  // zip_source_buffer keeps pointers until zip_close
+    add("version", version);
+    add("byteorder", byteorder);
+    if (zip_close(z) != 0) fail("closing");
+    std::string bytes;
+    if (zip_source_open(src) != 0) {
+        zip_source_free(src);
+        throw Error("cannot read back the zip archive built in memory");
+    }
+    char buf[65536];
+    zip_int64_t n;
+    while ((n = zip_source_read(src, buf, sizeof buf)) > 0) bytes.append(buf, size_t(n));
+    zip_source_close(src);
+    zip_source_free(src);
+    if (n < 0) throw Error("cannot read back the zip archive built in memory");
+    write_file_atomic(path, role, bytes);
 }
 
 }  // namespace attn::torch_io

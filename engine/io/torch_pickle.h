@@ -69,4 +69,35 @@ private:
 // Bytes per element of a dtype name above, 0 if unknown.
 int dtype_size(const std::string& dtype);
 
+// --- writing: what torch.load and pickle.load read back ---
+
+// Builders for the values written below.
+ValuePtr none();
+ValuePtr boolean(bool b);
+ValuePtr integer(int64_t i);
+ValuePtr real(double f);
+ValuePtr str(const std::string& s);
+ValuePtr tuple(std::vector<ValuePtr> items);
+ValuePtr list(std::vector<ValuePtr> items);
+ValuePtr dict(std::vector<std::pair<std::string, ValuePtr>> items);  // string keys, in this order
+
+// Pickles `v` with protocol 2 (what torch.save writes; every Python 3 reads it). Tensors become
+// _rebuild_tensor_v2 calls on BINPERSID storages ('storage', torch.FloatStorage, key, 'cpu', numel); dicts with
+// integer keys (nanoGPT's itos) are written as they are. Bytes and globals are refused.
+std::string pickle(const ValuePtr& v);
+
+// A torch.save file being made: float32 tensors added, then written atomically (io/files.h) as a zip of
+// `<name>/data.pkl`, `<name>/data/<key>`, `<name>/version` and `<name>/byteorder`, entries stored uncompressed.
+class TorchWriter {
+public:
+    // A new float32 tensor of `shape` holding `data` (row-major), in a storage of its own.
+    ValuePtr tensor(const std::vector<float>& data, const std::vector<int64_t>& shape);
+    // `root` pickled into `path` (role: as files.h names it, e.g. "the exported checkpoint"); `name` is the
+    // archive's folder (torch.save uses the file's stem).
+    void save(const std::string& path, const std::string& role, const ValuePtr& root, const std::string& name) const;
+
+private:
+    std::vector<std::string> m_storages;  // key = index
+};
+
 }  // namespace attn::torch_io
