@@ -23,7 +23,7 @@ mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
-clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp -lzip -o "$out/fuzz_torch_pickle"
+clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
 for h in corpus checkpoint torch_pickle; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
