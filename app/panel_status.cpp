@@ -118,7 +118,7 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     }
     ImGui::EndGroup();
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("it/s: training steps a second of wall time, evaluation and sampling included\n"
+        ImGui::SetTooltip("it/s: training steps a second of training time (evaluations, sampling and pauses left out)\n"
                           "tokens/s and ms/step: the training steps alone (GPU: the step's own GPU time)\n"
                           "fps: frames drawn a second / the cap%s%s",
                           dropped.empty() ? "" : "\n\nnot shown at this window width:", dropped.c_str());

@@ -98,7 +98,9 @@ void TrainingThread::load_checkpoint_from(const std::string& path, bool then_run
         std::lock_guard lk(m_mutex);
         m_pending.load_path = path;
         m_pending.load_is_autosave = offered_autosave;
-        if (then_run) set_running_locked(true);  // with the load: one loaded at its max iters stays paused (load_from)
+        // with the load: resumed from the prompt, it trains on (one at its max iters stays paused, load_from); a
+        // checkpoint loaded with Ctrl+O waits paused where it was, to be looked at
+        set_running_locked(then_run);
     }
     m_cv.notify_all();
 }

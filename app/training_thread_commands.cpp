@@ -225,9 +225,12 @@ void TrainingThread::run() {
                 if (p.max_steps_per_s > 0) m_next_step_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                               std::chrono::duration<double>(1.0 / p.max_steps_per_s));
                 auto t_step = Clock::now();
+                double eval_before = m_snap.eval_s;  // written by this thread only (do_eval)
                 do_step(!p.running);
                 window_steps++;
-                window_train_s += std::chrono::duration<double>(Clock::now() - t_step).count();
+                // the step's own time: an evaluation it ran (every eval_interval) is not training
+                window_train_s += std::max(0.0, std::chrono::duration<double>(Clock::now() - t_step).count() -
+                                                    (m_snap.eval_s - eval_before));
                 finished = m_exit_after > 0 && m_run->trainer().step_count() >= m_exit_after;
                 if (finished) {
                     if (m_snap.evals.empty() || m_snap.evals.back().step != m_run->trainer().step_count()) do_eval();
