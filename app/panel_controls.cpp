@@ -22,7 +22,7 @@ static std::string in_window_words(const std::string& message) {
         {"--eval-interval", "eval interval"}, {"--eval-iters", "eval iters"}, {"--max-iters", "max iters"},
         {"--temperature", "temperature"}, {"--top-k", "top-k"}, {"--sample-chars", "sample length"},
         {"--dropout", "dropout"}, {"--block-size", "block size"}, {"--n-embd", "n_embd"}, {"--n-head", "n_head"},
-        {"--head-size", "head size"}, {"--n-layer", "n_layer"}};
+        {"--head-size", "head size"}, {"--n-layer", "n_layer"}, {"with --data FILE", "in the corpus field"}};
     std::string out = message;
     for (const auto& [flag, label] : words)
         for (size_t at = out.find(flag); at != std::string::npos; at = out.find(flag, at)) {
@@ -431,7 +431,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     // while the fields still say what was tried
     if (!snap.restart_error.empty() && st.corpus_path == st.restart_sent_corpus && !restart_fields_differ(e, st.restart_sent_cfg)) {
         ImGui::PushStyleColor(ImGuiCol_Text, k_error_colour);
-        ImGui::TextWrapped("Not applied: %s", snap.restart_error.c_str());
+        ImGui::TextWrapped("Not applied: %s", in_window_words(snap.restart_error).c_str());
         ImGui::PopStyleColor();
     }
     if (!rerrs.empty()) {
