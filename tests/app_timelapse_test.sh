@@ -93,12 +93,7 @@ window_session 300 "convert" '
     [ "$(layout_field probe_step 1)" = -1 ] || fail "training batch: the probe is still shown"
     [ "$(layout_field heatmap 5)" = 8 ] || fail "training batch: want the block of 8"
     # slow motion: a cap of 4 steps a second, then training: a few steps in 3 s, not hundreds
-    click_on steps_cap_field
-    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
-    frame_seen
-    xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
-    xdotool type --window "$wid" --delay 20 "4"
-    frame_seen
+    type_into steps_cap_field 4
     xdotool keydown --window "$wid" Return; frame_seen; xdotool keyup --window "$wid" Return
     resume
     s0=$(shot_step) || fail "F12 wrote no screenshot"

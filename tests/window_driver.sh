@@ -166,6 +166,17 @@ click_on() {
     xdotool mousemove --window "$wid" $((x + w / 2)) $((y + h / 2)) click 1
 }
 
+# type_into NAME TEXT: a click on the widget NAME of ./layout, Ctrl+A held over a frame start (F12 screenshots mark
+# the frames), TEXT typed, and one more frame
+type_into() {
+    click_on "$1"
+    xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a
+    shot_step >/dev/null || fail "F12 wrote no screenshot"
+    xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
+    xdotool type --window "$wid" --delay 20 "$2"
+    shot_step >/dev/null || fail "F12 wrote no screenshot"
+}
+
 # save_checkpoint OUT: Ctrl+S, then until OUT (the app's output) has one more "saved step" line than before it
 save_checkpoint() {
     local n0 i
