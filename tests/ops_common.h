@@ -11,6 +11,7 @@
 #include "ops/crossentropy.h"
 #include "ops/dropout.h"
 #include "ops/embedding.h"
+#include "ops/gelu.h"
 #include "ops/layernorm.h"
 #include "ops/matmul.h"
 #include "reference/ops_ref.h"

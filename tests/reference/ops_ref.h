@@ -225,4 +225,18 @@ inline void adamw(Vec& p, const Vec& g, Vec& m, Vec& v, double lr, double b1, do
     }
 }
 
+// Exact GELU and its backward: out = x Phi(x), dx = dout (Phi(x) + x phi(x)).
+inline void gelu_forward(Vec& out, const Vec& x) {
+    out.resize(x.size());
+    for (size_t i = 0; i < x.size(); i++) out[i] = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+}
+inline void gelu_backward(Vec& dx, const Vec& dout, const Vec& x) {
+    dx.resize(x.size());
+    for (size_t i = 0; i < x.size(); i++) {
+        double cdf = 0.5 * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+        double pdf = std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2.0 * M_PI);
+        dx[i] = dout[i] * (cdf + x[i] * pdf);
+    }
+}
+
 }  // namespace ref
