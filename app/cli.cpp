@@ -47,7 +47,7 @@ static bool parse_fault(const std::string& text, FaultInjection& f) {
 // The model-shape flags: given with --resume, they must match the checkpoint.
 static bool asks_model(const RunOptions& o) {
     for (const char* f : {"--preset", "--block-size", "--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn",
-                          "--residual", "--layernorm", "--no-pos"})
+                          "--activation", "--residual", "--layernorm", "--no-pos"})
         if (o.given.count(f)) return true;
     return false;
 }
@@ -63,6 +63,7 @@ Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vecto
         if (o.given.count("--n-head")) asked.n_head = a.n_head;
         if (o.given.count("--n-layer")) asked.n_layer = a.n_layer;
         if (o.given.count("--ffn")) asked.ffn = a.ffn;
+        if (o.given.count("--activation")) asked.gelu = a.gelu;
         if (o.given.count("--residual")) asked.residual = a.residual;
         if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
         if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
@@ -220,6 +221,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         },
         "", "on|off");
     app.add_option("--ffn", c.ffn, "feed-forward after attention")->transform(on_off)->type_name("on|off");
+    CLI::Validator activation(
+        [](std::string& v) -> std::string {
+            if (v == "relu") return v = "0", "";
+            if (v == "gelu") return v = "1", "";
+            return "must be relu or gelu (got '" + v + "')";
+        },
+        "", "relu|gelu");
+    app.add_option("--activation", c.gelu, "the feed-forward's: relu (the lecture) or gelu (nanoGPT)")
+        ->transform(activation)->type_name("relu|gelu");
     app.add_option("--residual", c.residual, "residual connections + projections")
         ->transform(on_off)->type_name("on|off");
     app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head")
@@ -437,7 +447,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     if (encoder) o.given.insert("--encoder");
     if (no_pos) o.given.insert("--no-pos");
     if (c.kind == ModelKind::Bigram)  // a table of next-character logits: nothing for these flags to change
-        for (const char* f : {"--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn", "--residual", "--layernorm",
+        for (const char* f : {"--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn", "--activation", "--residual", "--layernorm",
                               "--dropout", "--encoder", "--no-pos"})
             if (o.given.count(f)) {
                 std::fprintf(stderr, "error: %s has no effect on the bigram model (a table of next-character logits: "

@@ -77,6 +77,7 @@ static Config live_candidate(const Config& running, const Config& edit) { return
 static bool restart_fields_differ(const Config& a, const Config& b) {
     return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.hs() != b.hs() ||
            a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed || a.kind != b.kind || a.ffn != b.ffn ||
+           (a.ffn && a.gelu != b.gelu) ||
            a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos;
 }
 
@@ -392,6 +393,13 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         ImGui::Checkbox("residual", &e.residual);
         track("residual");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("x + proj(attention), x + ffn: the lecture's Block");
+        same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "GELU"));
+        ImGui::BeginDisabled(!e.ffn);
+        ImGui::Checkbox("GELU", &e.gelu);
+        track("GELU");
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("The feed-forward's activation: exact GELU, as nanoGPT's MLP (off: the lecture's ReLU)");
         ImGui::Checkbox("LayerNorm", &e.layernorm);
         track("LayerNorm");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pre-norm in each block and a final LayerNorm before lm_head");

@@ -389,3 +389,22 @@ TEST_CASE("crafted checkpoints with valid checksums are refused for what is wron
                Catch::Contains("vocabulary entry that is not a Unicode character (-1)"));
     fs::remove(path);
 }
+
+TEST_CASE("a GELU model's checkpoint keeps its activation; asking for ReLU on resume is refused", "[checkpoint]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c;
+    c.apply_preset("feed-forward");
+    c.gelu = true;
+    c.block_size = 8;
+    c.batch_size = 4;
+    Trainer tr(test::ctx(), data, c);
+    tr.step();
+    std::string path = tmp_path("gelu.safetensors");
+    save_checkpoint(path, snapshot(tr, {}), tr.model().params_info());
+    Checkpoint ck = load_checkpoint(path);
+    CHECK(ck.config.gelu);
+    CHECK(test::error_of([&] { check_resumable(ck, data.vocab(), &c); }).empty());
+    Config relu = c;
+    relu.gelu = false;
+    CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &relu); }), Catch::Contains("(--activation)"));
+}

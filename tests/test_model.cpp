@@ -87,6 +87,21 @@ TEST_CASE("a 2-layer model with every switch on passes the gradient check", "[mo
     check_gradients(c, data);
 }
 
+TEST_CASE("GELU in the feed-forward (nanoGPT's MLP) passes the gradient check", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    for (const char* preset : {"feed-forward", "residual", "layernorm"}) {  // without residuals, with, pre-norm
+        INFO(preset);
+        Config c = tiny_config(preset);
+        c.gelu = true;
+        c.n_layer = std::min(c.n_layer, 2);
+        c.n_head = 2;
+        c.n_embd = 8;
+        c.head_size = 0;
+        c.dropout = std::string(preset) == "layernorm" ? 0.25f : 0.0f;
+        check_gradients(c, data);
+    }
+}
+
 TEST_CASE("loss at initialisation is the lecture's", "[model]") {
     const Dataset& data = test::shakespeare();
     REQUIRE(data.vocab_size() == 65);

@@ -48,7 +48,8 @@ bool Config::differs_from_preset() const {
     if (kind == ModelKind::Bigram && base.kind == ModelKind::Bigram) return block_size != base.block_size;
     return kind != base.kind || block_size != base.block_size || n_embd != base.n_embd || n_head != base.n_head ||
            hs() != base.hs() || n_layer != base.n_layer || ffn != base.ffn || residual != base.residual ||
-           layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal;
+           layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal ||
+           (ffn && gelu != base.gelu);
 }
 
 std::string Config::differences_from(const Config& o) const {
@@ -70,6 +71,7 @@ std::string Config::differences_from(const Config& o) const {
     item(hs() != o.hs() && n_head == o.n_head, "head size " + std::to_string(hs()));
     item(n_layer != o.n_layer, std::to_string(n_layer) + " layers");
     item(ffn != o.ffn, ffn ? "ffn" : "no ffn");
+    item(gelu != o.gelu && ffn, gelu ? "GELU" : "ReLU");
     item(residual != o.residual, residual ? "residual" : "no residual");
     item(layernorm != o.layernorm, layernorm ? "layernorm" : "no layernorm");
     item(use_pos != o.use_pos, use_pos ? "positions" : "no positions");
@@ -98,7 +100,7 @@ std::string Config::describe() const {
     if (kind == ModelKind::Bigram) return "bigram (embedding lookup)";
     char buf[200];
     std::snprintf(buf, sizeof buf, "%d layer%s x %d head%s x %d, n_embd %d, block %d%s%s%s%s%s%s", n_layer,
-                  n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? ", ffn" : "",
+                  n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? (gelu ? ", ffn (GELU)" : ", ffn") : "",
                   residual ? ", residual" : "", layernorm ? ", layernorm" : "", dropout > 0 ? ", dropout" : "",
                   causal ? "" : ", ENCODER (no mask)", use_pos ? "" : ", no position embeddings");
     return buf;

@@ -9,6 +9,7 @@
 #include "ops/crossentropy.h"
 #include "ops/dropout.h"
 #include "ops/embedding.h"
+#include "ops/gelu.h"
 #include "ops/layernorm.h"
 #include "ops/matmul.h"
 #include "rng.h"
@@ -45,6 +46,7 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
                 b.ln2_stats = Buffer(ctx, f4(bt * 2));
             }
             b.h = Buffer(ctx, f4(bt * F));
+            if (cfg.gelu) b.pre = Buffer(ctx, f4(bt * F));
             if (cfg.residual) b.xf = Buffer(ctx, f4(bt * C));
         }
         blocks.push_back(std::move(b));
@@ -89,7 +91,7 @@ size_t Model::bytes_needed(const Config& c, int V) {
     if (c.kind == ModelKind::Bigram) return f4(4 * size_t(V) * V + bt * (2 * V + 1));
     size_t C = c.n_embd, A = c.attn_dim(), F = c.ffn ? c.ffn_dim() : 0, L = c.n_layer, NH = c.n_head;
     size_t params = V * C + T * C + L * (3 * A * C + A * C + F * C * 2 + 8 * C) + V * C + V;
-    size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C) + c.batch_size * NH * T * T;
+    size_t per_block = bt * (2 * C + 3 * A + A + C + 2 * C + F + C + (c.gelu ? F : 0)) + c.batch_size * NH * T * T;
     size_t grads = bt * (2 * std::max({C, A, F}) + C + A + 3 * A + F + C) + c.batch_size * NH * T * T;
     // logits: (V + 3) / 4 * 4, the most matmul_forward_ld pads them to (it needs the device, this estimate has none)
     return f4(4 * params + L * per_block + bt * (C + 2 * C + (V + 3) / 4 * 4 + ops::matmul_dout_ld(V, c.lm_head_width()) + 1) + grads);
@@ -181,7 +183,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
                 f_in = &L.ln2;
             }
             pr.barrier("the feed-forward reads its input");
-            ops::matmul_forward(m_kc, pr, L.h, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, true);
+            if (c.gelu) {  // nanoGPT's MLP: GELU in a dispatch of its own, its input kept for the backward
+                ops::matmul_forward(m_kc, pr, L.pre, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, false);
+                pr.barrier("GELU reads the feed-forward's pre-activation");
+                ops::gelu_forward(m_kc, pr, L.h, L.pre, BT * F);
+            } else {
+                ops::matmul_forward(m_kc, pr, L.h, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, true);
+            }
             if (c.residual) {
                 pr.barrier("the feed-forward projection reads the hidden layer");
                 ops::MatmulDropout md{seed, uint32_t(3 * l + 2), drop};
@@ -259,7 +267,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     };
     // The feed-forward's ReLU mask, in a block with residuals: applied once by fc2's backward as it stores dh
     // (mask_in) rather than by fc's, for every fetch of dh (ops::matmul_backward)
-    bool relu_by_fc2 = ops::matmul_backward_can_mask_in(ctx, C, F);
+    bool relu_by_fc2 = !c.gelu && ops::matmul_backward_can_mask_in(ctx, C, F);
     // A residual branch's output gradient as its projection reads it: the stream's gradient through the branch's
     // dropout (mask `site`, the forward's), or the stream's own when there is no dropout. The LayerNorm backward that
     // last wrote the stream's gradient has usually stored it in a.dtmp already (next_site below); else a dispatch here.
@@ -314,7 +322,11 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                 mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false,
                         relu_by_fc2);
                 pr.barrier("fc backward reads dh");
-                bool mask = !relu_by_fc2;
+                if (c.gelu) {  // dh through the GELU, in place (each element reads and writes only itself)
+                    ops::gelu_backward(m_kc, pr, a.dh, a.dh, L.pre, BT * F);
+                    pr.barrier("fc backward reads the GELU's input gradient");
+                }
+                bool mask = !relu_by_fc2 && !c.gelu;
                 if (c.layernorm) {
                     mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, mask, true, false);
                     pr.barrier("ln2 backward reads its output gradient");
@@ -325,7 +337,13 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
             } else {
                 const Buffer& f_in = c.layernorm ? L.ln2 : mid;
                 Buffer& target = c.layernorm ? a.dln : *other;
-                mm_back(target, g(P.fc_w), g(P.fc_b), *cur, f_in, p(P.fc_w), L.h, BT, F, C, true, true, true, false);
+                const Buffer* dfc = cur;
+                if (c.gelu) {
+                    ops::gelu_backward(m_kc, pr, a.dh, *cur, L.pre, BT * F);
+                    pr.barrier("fc backward reads the GELU's input gradient");
+                    dfc = &a.dh;
+                }
+                mm_back(target, g(P.fc_w), g(P.fc_b), *dfc, f_in, p(P.fc_w), L.h, BT, F, C, true, !c.gelu, true, false);
                 if (c.layernorm) {
                     pr.barrier("ln2 backward reads its output gradient");
                     ln_back(*other, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, false);

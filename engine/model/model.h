@@ -33,7 +33,8 @@ struct BlockActs {
     Buffer y;               // (B,T,A)     heads concatenated
     Buffer xa;              // (B,T,C)     stream after the attention residual
     Buffer ln2, ln2_stats;  // (B,T,C), (B,T,2)
-    Buffer h;               // (B,T,F)     ReLU(fc)
+    Buffer pre;             // (B,T,F)     fc before GELU (GELU only: its backward reads it)
+    Buffer h;               // (B,T,F)     ReLU(fc) or GELU(fc)
     Buffer xf;              // (B,T,C)     stream after the feed-forward residual
 };
 

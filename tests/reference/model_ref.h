@@ -38,7 +38,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
     int D = (c.residual || c.ffn) ? C : A;
     auto drop = [&](int site, float p) { Drop d; d.p = p; d.site = uint32_t(site); d.key[0] = key[0]; d.key[1] = key[1]; return d; };
     float p = c.dropout;
-    struct Acts { Vec in, ln1, qkv, att, y, proj, mid, ln2, h, fc2, out; };
+    struct Acts { Vec in, ln1, qkv, att, y, proj, mid, ln2, pre, h, fc2, out; };
     std::vector<Acts> acts(L);
     Vec x, wpe = P(m.wpe());
     embedding_forward(x, tokens, off, P(0), c.use_pos ? &wpe : nullptr, B, T, C);
@@ -62,7 +62,12 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
             const Vec* f_in = &a.mid;
             if (c.layernorm) { layernorm_forward(a.ln2, a.mid, P(bp.ln2_w), P(bp.ln2_b), BT, C); f_in = &a.ln2; }
             Vec fb = P(bp.fc_b);
-            matmul_forward(a.h, *f_in, P(bp.fc_w), &fb, BT, F, C, true);
+            if (c.gelu) {
+                matmul_forward(a.pre, *f_in, P(bp.fc_w), &fb, BT, F, C, false);
+                gelu_forward(a.h, a.pre);
+            } else {
+                matmul_forward(a.h, *f_in, P(bp.fc_w), &fb, BT, F, C, true);
+            }
             a.out = a.h;
             if (c.residual) {
                 Vec f2b = P(bp.fc2_b);
@@ -106,7 +111,13 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
             } else {
                 dh = dcur;
             }
-            matmul_backward(df_in, dw, &db, dh, f_in, P(bp.fc_w), a.h, BT, F, C, true);
+            if (c.gelu) {
+                Vec dpre;
+                gelu_backward(dpre, dh, a.pre);
+                matmul_backward(df_in, dw, &db, dpre, f_in, P(bp.fc_w), a.h, BT, F, C, false);
+            } else {
+                matmul_backward(df_in, dw, &db, dh, f_in, P(bp.fc_w), a.h, BT, F, C, true);
+            }
             put(bp.fc_w, dw); put(bp.fc_b, db);
             if (c.layernorm) {
                 Vec dwl, dbl;
