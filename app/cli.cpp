@@ -77,6 +77,9 @@ Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vecto
     if (o.given.count("--batch-size")) c.batch_size = a.batch_size;
     if (o.given.count("--lr")) c.lr = a.lr;
     if (o.given.count("--weight-decay")) c.weight_decay = a.weight_decay;
+    if (o.given.count("--warmup-iters")) c.warmup_iters = a.warmup_iters;
+    if (o.given.count("--lr-decay-iters")) c.lr_decay_iters = a.lr_decay_iters;
+    if (o.given.count("--min-lr")) c.min_lr = a.min_lr;
     if (o.given.count("--max-iters")) c.max_iters = a.max_iters;
     if (o.given.count("--eval-interval")) c.eval_interval = a.eval_interval;
     if (o.given.count("--eval-iters")) c.eval_iters = a.eval_iters;
@@ -240,6 +243,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_flag("--no-pos", no_pos, "no position embeddings (attention has no notion of order)");
     app.add_option("--lr", c.lr, "AdamW learning rate" + dflt(c.lr));
     app.add_option("--weight-decay", c.weight_decay, "AdamW weight decay" + dflt(c.weight_decay));
+    app.add_option("--warmup-iters", c.warmup_iters, "steps of linear lr warm-up (nanoGPT's schedule)" + dflt(c.warmup_iters));
+    app.add_option("--lr-decay-iters", c.lr_decay_iters, "cosine decay of lr to --min-lr at this step, 0: none" +
+                                                             dflt(c.lr_decay_iters));
+    app.add_option("--min-lr", c.min_lr, "the lr once decayed (--lr-decay-iters)" + dflt(c.min_lr));
     app.add_option("--max-iters", c.max_iters, "training steps" + dflt(c.max_iters));
     app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates" + dflt(c.eval_interval));
     app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate" + dflt(c.eval_iters));

@@ -135,3 +135,29 @@ TEST_CASE("two runs' configs name what differs between them", "[dataset]") {
     d.dropout = 0.2f;
     CHECK(d.differences_from(a) == "no mask, dropout 0.2");
 }
+
+TEST_CASE("nanoGPT's learning-rate schedule: warm-up, cosine decay, min_lr", "[dataset]") {
+    attn::Config c;
+    c.lr = 1e-3f;
+    CHECK(c.lr_at(0) == 1e-3f);  // no schedule: the lecture's constant lr
+    CHECK(c.lr_at(4999) == 1e-3f);
+    c.warmup_iters = 100;
+    c.lr_decay_iters = 5000;
+    c.min_lr = 1e-4f;
+    CHECK(c.lr_at(0) == Approx(1e-3 * 1 / 101.0));  // learning_rate * (it + 1) / (warmup_iters + 1)
+    CHECK(c.lr_at(99) == Approx(1e-3 * 100 / 101.0));
+    CHECK(c.lr_at(100) == Approx(1e-3));             // the cosine starts at lr
+    CHECK(c.lr_at(2550) == Approx(5.5e-4));          // half way: min_lr + (lr - min_lr) / 2
+    CHECK(c.lr_at(5000) == Approx(1e-4));
+    CHECK(c.lr_at(6000) == 1e-4f);                   // past lr_decay_iters: min_lr
+    for (int it = 101; it < 5000; it += 97) CHECK(c.lr_at(it) <= c.lr_at(it - 1));  // never rises after warm-up
+    c.lr_decay_iters = 50;  // shorter than the warm-up: refused
+    auto errs = attn::validate(c);
+    REQUIRE(!errs.empty());
+    CHECK(errs.front().field == "--lr-decay-iters");
+    c.lr_decay_iters = 5000;
+    c.min_lr = 2e-3f;  // above lr: refused
+    errs = attn::validate(c);
+    REQUIRE(!errs.empty());
+    CHECK(errs.front().field == "--min-lr");
+}

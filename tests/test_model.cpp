@@ -577,3 +577,24 @@ TEST_CASE("replicas: switching profiling on and off between steps changes no bit
     auto times = toggled.last_kernel_times();  // the first replica's: AdamW of the previous step, then its slice
     REQUIRE(std::find_if(times.begin(), times.end(), [](auto& t) { return t.first == "adamw"; }) != times.end());
 }
+
+TEST_CASE("the learning-rate schedule reaches AdamW: a warm-up's first step moves the weights 1/(warmup+1) as far",
+          "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    auto moved = [&](int warmup) {
+        Config c = tiny_config("single-head");
+        c.lr = 1e-2f;
+        c.weight_decay = 0;
+        c.warmup_iters = warmup;
+        Trainer tr(test::ctx(), data, c);
+        auto before = tr.model().read_params();
+        tr.step();
+        auto after = tr.model().read_params();
+        double d = 0;
+        for (size_t i = 0; i < before.size(); i++) d += std::abs(double(after[i]) - before[i]);
+        return d;
+    };
+    double constant = moved(0), warm = moved(999);  // lr / 1000 at the first step
+    REQUIRE(constant > 0);
+    CHECK(warm / constant == Approx(1.0 / 1000).epsilon(0.02));
+}

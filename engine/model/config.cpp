@@ -79,6 +79,9 @@ std::string Config::differences_from(const Config& o) const {
     item(dropout != o.dropout, "dropout " + num(dropout));
     item(seed != o.seed, "seed " + std::to_string(seed));
     item(lr != o.lr, "lr " + num(lr));
+    item(warmup_iters != o.warmup_iters, "warm-up " + std::to_string(warmup_iters));
+    item(lr_decay_iters != o.lr_decay_iters || min_lr != o.min_lr,
+         "decay to " + num(min_lr) + " at " + std::to_string(lr_decay_iters));
     item(weight_decay != o.weight_decay, "weight decay " + num(weight_decay));
     item(batch_size != o.batch_size, "batch " + std::to_string(batch_size));
     item(max_iters != o.max_iters, std::to_string(max_iters) + " iters");
@@ -106,10 +109,23 @@ std::string Config::describe() const {
     return buf;
 }
 
+float Config::lr_at(int it) const {
+    if (warmup_iters <= 0 && lr_decay_iters <= 0) return lr;
+    if (it < warmup_iters) return lr * float(it + 1) / float(warmup_iters + 1);
+    if (lr_decay_iters <= 0) return lr;  // warm-up alone, then constant
+    if (it > lr_decay_iters) return min_lr;
+    double ratio = double(it - warmup_iters) / double(std::max(1, lr_decay_iters - warmup_iters));
+    double coeff = 0.5 * (1.0 + std::cos(M_PI * ratio));
+    return float(min_lr + coeff * (lr - min_lr));
+}
+
 Config with_live_fields(const Config& base, const Config& from) {
     Config c = base;
     c.batch_size = from.batch_size;
     c.lr = from.lr;
+    c.warmup_iters = from.warmup_iters;
+    c.lr_decay_iters = from.lr_decay_iters;
+    c.min_lr = from.min_lr;
     c.weight_decay = from.weight_decay;
     c.max_iters = from.max_iters;
     c.eval_interval = from.eval_interval;
@@ -169,6 +185,13 @@ std::vector<ConfigError> validate(const Config& c) {
     }
     range_float(e, "--lr", c.lr, 0.0f, 10.0f, true);
     range_float(e, "--weight-decay", c.weight_decay, 0.0f, 1.0f, false);
+    range_int(e, "--warmup-iters", c.warmup_iters, 0, 100000000, "");
+    range_int(e, "--lr-decay-iters", c.lr_decay_iters, 0, 100000000, "; 0 means no decay");
+    if (c.lr_decay_iters > 0 && c.lr_decay_iters < c.warmup_iters)
+        e.push_back({"--lr-decay-iters", "--lr-decay-iters (" + std::to_string(c.lr_decay_iters) +
+                                             ") must be at least --warmup-iters (" + std::to_string(c.warmup_iters) + ")"});
+    if (!(c.min_lr >= 0.0f && (c.min_lr <= c.lr || !(c.lr > 0.0f))))  // a bad --lr is said once, above
+        e.push_back({"--min-lr", "--min-lr must be between 0 and --lr (got " + std::to_string(c.min_lr) + ")"});
     range_int(e, "--max-iters", c.max_iters, 0, 100000000, "");
     range_int(e, "--eval-interval", c.eval_interval, 1, 100000000, "");
     range_int(e, "--eval-iters", c.eval_iters, 1, 100000, "");

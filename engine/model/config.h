@@ -34,6 +34,11 @@ struct Config {
     float lr = 1e-3f;           // AdamW learning rate
     float weight_decay = 0.01f; // PyTorch's AdamW default
     int max_iters = 5000;
+    // nanoGPT's learning-rate schedule: linear warm-up over warmup_iters, then cosine decay from lr to min_lr at
+    // lr_decay_iters and min_lr after it. lr_decay_iters 0: no decay (the lecture's constant lr).
+    int warmup_iters = 0;
+    int lr_decay_iters = 0;
+    float min_lr = 0.0f;
     int eval_interval = 500;
     int eval_iters = 200;       // batches per split in estimate_loss
     // --- sampling: live ---
@@ -41,6 +46,8 @@ struct Config {
     int top_k = 0;              // 0: sample from the full distribution
     int sample_chars = 500;
 
+    // The learning rate of step `it` (0 for the first), as nanoGPT's get_lr.
+    float lr_at(int it) const;
     int hs() const { return head_size > 0 ? head_size : n_embd / (n_head > 0 ? n_head : 1); }
     int attn_dim() const { return n_head * hs(); }  // width of the concatenated heads
     int ffn_dim() const { return residual ? 4 * n_embd : n_embd; }

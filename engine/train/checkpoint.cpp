@@ -32,7 +32,8 @@ static json config_to_json(const Config& c) {
             {"block_size", c.block_size}, {"n_embd", c.n_embd}, {"n_head", c.n_head}, {"head_size", c.head_size},
             {"n_layer", c.n_layer}, {"ffn", c.ffn}, {"gelu", c.gelu}, {"residual", c.residual}, {"layernorm", c.layernorm},
             {"dropout", c.dropout}, {"causal", c.causal}, {"use_pos", c.use_pos}, {"seed", c.seed},
-            {"batch_size", c.batch_size}, {"lr", c.lr}, {"weight_decay", c.weight_decay}, {"max_iters", c.max_iters},
+            {"batch_size", c.batch_size}, {"lr", c.lr}, {"warmup_iters", c.warmup_iters},
+            {"lr_decay_iters", c.lr_decay_iters}, {"min_lr", c.min_lr}, {"weight_decay", c.weight_decay}, {"max_iters", c.max_iters},
             {"eval_interval", c.eval_interval}, {"eval_iters", c.eval_iters}, {"temperature", c.temperature},
             {"top_k", c.top_k}, {"sample_chars", c.sample_chars}};
 }
@@ -46,6 +47,9 @@ static Config config_from_json(const json& j) {
     c.gelu = j.value("gelu", false);  // absent from checkpoints of before GELU: the lecture's ReLU
     c.layernorm = j.at("layernorm"); c.dropout = j.at("dropout"); c.causal = j.at("causal"); c.use_pos = j.at("use_pos");
     c.seed = j.at("seed"); c.batch_size = j.at("batch_size"); c.lr = j.at("lr"); c.weight_decay = j.at("weight_decay");
+    c.warmup_iters = j.value("warmup_iters", 0);  // absent from older checkpoints: a constant lr
+    c.lr_decay_iters = j.value("lr_decay_iters", 0);
+    c.min_lr = j.value("min_lr", 0.0f);
     c.max_iters = j.at("max_iters"); c.eval_interval = j.at("eval_interval"); c.eval_iters = j.at("eval_iters");
     c.temperature = j.at("temperature"); c.top_k = j.at("top_k"); c.sample_chars = j.at("sample_chars");
     return c;

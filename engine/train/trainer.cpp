@@ -304,7 +304,7 @@ void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {
 }
 
 void Trainer::write_hyper(int t) {
-    ops::AdamWHyper h{m_cfg.lr, 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
+    ops::AdamWHyper h{m_cfg.lr_at(t - 1), 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
                       float(1.0 - std::pow(0.999, t))};
     std::memcpy(m_hyper.mapped(), &h, sizeof h);
     auto key = slice_key(0);
