@@ -62,8 +62,7 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
     }
     // One summary line a learner reads first; the engine detail (shares, kernels, memory) folds open below.
     if (snap.has_model) {
-        double tps = snap.ms_per_step > 0 ? 1e3 * snap.cfg.batch_size * snap.cfg.block_size / snap.ms_per_step : 0;
-        ImGui::Text("%.2f ms/step | %s tokens/s", snap.ms_per_step, compact_count(tps).c_str());
+        ImGui::Text("%.2f ms/step | %s tokens/s", snap.ms_per_step, compact_count(snap.tokens_per_s).c_str());
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Time per training step (smoothed) and tokens trained per second (batch x block / step time)");
         ImGui::TextDisabled("GPU memory %s", mib(snap.gpu_bytes).c_str());

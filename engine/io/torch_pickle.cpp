@@ -121,20 +121,17 @@ struct Parser {
         l.items.push_back(v);
     }
     std::shared_ptr<Node> global(const std::string& module, const std::string& name) {
-        static const char* const storages[][2] = {
-            {"FloatStorage", "float32"}, {"DoubleStorage", "float64"}, {"HalfStorage", "float16"},
-            {"BFloat16Storage", "bfloat16"}, {"LongStorage", "int64"}, {"IntStorage", "int32"},
-            {"ByteStorage", "uint8"}, {"BoolStorage", "bool"}};
         bool ok = module == "collections" && name == "OrderedDict";
         if (allow_tensors) {
             ok |= module == "torch._utils" && (name == "_rebuild_tensor_v2" || name == "_rebuild_parameter");
-            for (auto& s : storages) ok |= module == "torch" && name == s[0];
+            ok |= module == "torch" && !storage_dtype(module + " " + name).empty();
         }
         if (!ok) fail("it names the Python object " + module + "." + name + ", which is refused; nothing was run");
         auto g = make(Value::Kind::Global);
         g->s = module + " " + name;
         return g;
     }
+    // The element type of a torch storage global ("torch FloatStorage" -> "float32"), "" for any other.
     static std::string storage_dtype(const std::string& global) {
         static const char* const storages[][2] = {
             {"torch FloatStorage", "float32"}, {"torch DoubleStorage", "float64"}, {"torch HalfStorage", "float16"},
@@ -467,7 +464,8 @@ TorchFile::TorchFile(const std::string& path) : m_path(path) {
     }
     zip_int64_t n = zip_get_num_entries(z.get(), 0);
     if (n <= 0) throw Error("'" + path + "' is an empty zip archive, not a PyTorch checkpoint");
-    std::string first = zip_get_name(z.get(), 0, ZIP_FL_ENC_RAW) ? zip_get_name(z.get(), 0, ZIP_FL_ENC_RAW) : "";
+    const char* first_name = zip_get_name(z.get(), 0, ZIP_FL_ENC_RAW);
+    std::string first = first_name ? first_name : "";
     size_t slash = first.find('/');
     if (slash == std::string::npos || slash == 0)
         throw Error("'" + path + "' is a zip archive but not a PyTorch checkpoint (its first entry is '" + first + "')");
