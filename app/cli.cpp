@@ -47,7 +47,7 @@ static bool parse_fault(const std::string& text, FaultInjection& f) {
 // The model-shape flags: given with --resume, they must match the checkpoint.
 static bool asks_model(const RunOptions& o) {
     for (const char* f : {"--preset", "--block-size", "--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn",
-                          "--activation", "--residual", "--layernorm", "--no-pos"})
+                          "--activation", "--residual", "--layernorm", "--no-pos", "--bias"})
         if (o.given.count(f)) return true;
     return false;
 }
@@ -67,6 +67,7 @@ Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vecto
         if (o.given.count("--residual")) asked.residual = a.residual;
         if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
         if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
+        if (o.given.count("--bias")) asked.bias = a.bias;
     }
     check_resumable(ck, corpus_vocab, asks_model(o) ? &asked : nullptr, &o.given);
     if (o.given.count("--seed"))  // the checkpoint carries its own random state: a seed would change nothing
@@ -80,6 +81,8 @@ Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vecto
     if (o.given.count("--warmup-iters")) c.warmup_iters = a.warmup_iters;
     if (o.given.count("--lr-decay-iters")) c.lr_decay_iters = a.lr_decay_iters;
     if (o.given.count("--min-lr")) c.min_lr = a.min_lr;
+    if (o.given.count("--beta2")) c.beta2 = a.beta2;
+    if (o.given.count("--grad-clip")) c.grad_clip = a.grad_clip;
     if (o.given.count("--max-iters")) c.max_iters = a.max_iters;
     if (o.given.count("--eval-interval")) c.eval_interval = a.eval_interval;
     if (o.given.count("--eval-iters")) c.eval_iters = a.eval_iters;
@@ -237,6 +240,8 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         ->transform(on_off)->type_name("on|off");
     app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head")
         ->transform(on_off)->type_name("on|off");
+    app.add_option("--bias", c.bias, "nanogpt presets: every Linear and LayerNorm bias")
+        ->transform(on_off)->type_name("on|off");
     app.add_option("--dropout", c.dropout, "dropout probability, training only" + dflt(c.dropout));
     bool encoder = false, no_pos = false;
     app.add_flag("--encoder", encoder, "no causal mask: every position sees every other (an encoder)");
@@ -247,6 +252,8 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--lr-decay-iters", c.lr_decay_iters, "cosine decay of lr to --min-lr at this step, 0: none" +
                                                              dflt(c.lr_decay_iters));
     app.add_option("--min-lr", c.min_lr, "the lr once decayed (--lr-decay-iters)" + dflt(c.min_lr));
+    app.add_option("--beta2", c.beta2, "AdamW's second-moment decay" + dflt(c.beta2));
+    app.add_option("--grad-clip", c.grad_clip, "clip the gradient's norm to this, 0: off" + dflt(c.grad_clip));
     app.add_option("--max-iters", c.max_iters, "training steps" + dflt(c.max_iters));
     app.add_option("--eval-interval", c.eval_interval, "steps between loss estimates" + dflt(c.eval_interval));
     app.add_option("--eval-iters", c.eval_iters, "batches per split in each loss estimate" + dflt(c.eval_iters));
@@ -455,13 +462,18 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     if (no_pos) o.given.insert("--no-pos");
     if (c.kind == ModelKind::Bigram)  // a table of next-character logits: nothing for these flags to change
         for (const char* f : {"--n-embd", "--head-size", "--n-head", "--n-layer", "--ffn", "--activation", "--residual", "--layernorm",
-                              "--dropout", "--encoder", "--no-pos"})
+                              "--dropout", "--encoder", "--no-pos", "--bias"})
             if (o.given.count(f)) {
                 std::fprintf(stderr, "error: %s has no effect on the bigram model (a table of next-character logits: "
                                      "no embeddings, attention or layers): pick a transformer --preset, e.g. single-head\n",
                              f);
                 return 2;
             }
+    if (!c.nanogpt && o.given.count("--bias")) {
+        std::fprintf(stderr, "error: --bias is nanoGPT's switch: use it with --preset nanogpt-char or nanogpt-cpu (the "
+                             "lecture's models have their biases where the lecture puts them)\n");
+        return 2;
+    }
     auto errs = validate(c);
     if (!errs.empty()) {
         std::fprintf(stderr, "error: %s\n", errs.front().message.c_str());

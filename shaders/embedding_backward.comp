@@ -9,12 +9,13 @@ layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 2) readonly buffer Dout { float dout[]; };      // (B, T, C)
 layout(std430, binding = 3) buffer Dwte { float dwte[]; };               // (V, C)
 layout(std430, binding = 4) writeonly buffer Dwpe { float dwpe[]; };     // (T, C)
-layout(push_constant) uniform P { uint B, T, C, V, use_pos; } p;
+layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate; } p;
 void main() {
     uint i = gid();
     if (i < p.C) {
         uint c = i;
-        for (uint v = 0; v < p.V; v++) dwte[v * p.C + c] = 0.0;
+        if (p.accumulate == 0u)  // else add to what is there (a tied lm_head's gradient)
+            for (uint v = 0; v < p.V; v++) dwte[v * p.C + c] = 0.0;
         for (uint b = 0; b < p.B; b++) {
             uint base = offsets[b];
             for (uint t = 0; t < p.T; t++) {

@@ -10,12 +10,13 @@ layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(binding = 2) uniform samplerBuffer dout4;                         // (B, T, C/4) vec4
 layout(std430, binding = 3) buffer Dwte { vec4 dwte[]; };                // (V, C/4)
 layout(std430, binding = 4) writeonly buffer Dwpe { vec4 dwpe[]; };      // (T, C/4)
-layout(push_constant) uniform P { uint B, T, C, V, use_pos; } p;
+layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate; } p;
 void main() {
     uint i = gid();
     uint C4 = p.C / 4;
     if (i < C4) {
-        for (uint v = 0; v < p.V; v++) dwte[v * C4 + i] = vec4(0.0);
+        if (p.accumulate == 0u)  // else add to what is there (a tied lm_head's gradient)
+            for (uint v = 0; v < p.V; v++) dwte[v * C4 + i] = vec4(0.0);
         for (uint b = 0; b < p.B; b++) {
             uint base = offsets[b];
             for (uint t = 0; t < p.T; t++) {

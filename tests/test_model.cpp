@@ -102,6 +102,52 @@ TEST_CASE("GELU in the feed-forward (nanoGPT's MLP) passes the gradient check", 
     }
 }
 
+TEST_CASE("nanoGPT's GPT passes the gradient check: tied lm_head, c_attn bias, embedding dropout", "[model]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    for (bool bias : {true, false}) {
+        INFO("bias " << bias);
+        Config c = tiny_config("nanogpt-cpu");
+        c.bias = bias;
+        c.n_layer = 2;
+        c.n_head = 2;
+        c.n_embd = 8;
+        c.head_size = 0;
+        c.dropout = 0.25f;  // on the embeddings too, site 3 n_layer
+        Model probe(test::ctx(), test::kernels(), c, data.vocab_size());
+        REQUIRE(probe.lm_w() == 0);  // tied: no tensor of its own
+        REQUIRE(probe.lm_b() < 0);
+        REQUIRE((probe.blocks()[0].qkv_b >= 0) == bias);
+        REQUIRE((probe.lnf_b() >= 0) == bias);
+        // nanoGPT's count (get_num_params counts wpe as well): 12 C^2 per layer plus the embeddings
+        size_t C = 8, V = data.vocab_size(), T = c.block_size;
+        size_t expect = V * C + T * C + 2 * (12 * C * C + (bias ? 13 * C : 2 * C)) + (bias ? 2 * C : C);
+        REQUIRE(probe.num_params() == expect);
+        check_gradients(c, data);
+    }
+}
+
+TEST_CASE("nanoGPT's initialisation: N(0, 0.02), residual projections 0.02/sqrt(2 n_layer), 2-D tensors first",
+          "[model]") {
+    Config c;
+    c.apply_preset("nanogpt-cpu");
+    Model m(test::ctx(), test::kernels(), c, 65);
+    m.init(7);
+    auto flat = m.read_params();
+    auto stdev = [&](int i) {
+        const ParamInfo& pi = m.params_info()[i];
+        double s = 0;
+        for (size_t k = 0; k < pi.count; k++) s += double(flat[pi.offset + k]) * flat[pi.offset + k];
+        return std::sqrt(s / double(pi.count));
+    };
+    REQUIRE(stdev(m.wte()) == Approx(0.02).epsilon(0.05));
+    REQUIRE(stdev(m.blocks()[0].fc_w) == Approx(0.02).epsilon(0.05));
+    REQUIRE(stdev(m.blocks()[1].proj_w) == Approx(0.02 / std::sqrt(8.0)).epsilon(0.05));
+    REQUIRE(stdev(m.blocks()[3].fc2_w) == Approx(0.02 / std::sqrt(8.0)).epsilon(0.05));
+    REQUIRE(stdev(m.blocks()[2].ln1_w) == Approx(1.0));
+    for (const ParamInfo& pi : m.params_info())  // what AdamW decays: exactly the 2-D tensors
+        REQUIRE((pi.offset < m.layout().decay_end) == (pi.shape.size() == 2));
+}
+
 TEST_CASE("loss at initialisation is the lecture's", "[model]") {
     const Dataset& data = test::shakespeare();
     REQUIRE(data.vocab_size() == 65);
@@ -359,10 +405,14 @@ TEST_CASE("a CPU driver runs small models on one thread a dispatch and the gpt p
 
 TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
-    for (const char* preset : {"bigram", "single-head", "gpt"}) {
+    for (const char* preset : {"bigram", "single-head", "gpt", "nanogpt-char"}) {
         INFO(preset);
         Config c = tiny_config(preset);
-        if (std::string(preset) == "gpt") {
+        if (std::string(preset) == "nanogpt-char") {  // warm-up, beta2 0.99, clipping at 1, decay of 2-D tensors only
+            c.warmup_iters = 5; c.lr_decay_iters = 15; c.min_lr = 1e-3f;
+            c.grad_clip = 0.1f;  // small enough to clip this tiny model's gradient
+        }
+        if (std::string(preset) != "bigram" && std::string(preset) != "single-head") {
             c.n_embd = 8; c.head_size = 0; c.n_head = 2; c.n_layer = 2;
         }
         c.lr = 1e-2f;
@@ -375,7 +425,9 @@ TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {
             for (auto& o : off) o = uint32_t(pick.below(data.n_train() - c.block_size));
             float gpu = tr.step(&off).loss;
             double cpu = ref::model_loss(tr.model(), flat, data.tokens(), off, c.batch_size, &grads, tr.dropout_key());
-            ref::adamw(flat, grads, m, v, c.lr, 0.9, 0.999, 1e-8, c.weight_decay, step);
+            if (c.grad_clip > 0) ref::clip_grad_norm(grads, c.grad_clip);
+            ref::adamw(flat, grads, m, v, c.lr_at(step - 1), 0.9, c.beta2, 1e-8, c.weight_decay, step,
+                       tr.model().layout().decay_end);
             INFO("step " << step);
             REQUIRE(gpu == Approx(cpu).epsilon(1e-4));
         }

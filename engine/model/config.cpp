@@ -7,7 +7,8 @@
 namespace attn {
 
 std::vector<std::string> Config::preset_names() {
-    return {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", "gpt"};
+    return {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", "gpt", "nanogpt-char",
+            "nanogpt-cpu"};
 }
 
 bool Config::apply_preset(const std::string& name) {
@@ -34,6 +35,19 @@ bool Config::apply_preset(const std::string& name) {
     } else if (name == "gpt") {
         d.n_head = 6; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 6; d.layernorm = true;
         d.n_embd = 384; d.block_size = 256; d.batch_size = 64; d.dropout = 0.2f; d.lr = 3e-4f;
+    } else if (name == "nanogpt-char" || name == "nanogpt-cpu") {  // nanoGPT's GPT with its training recipe
+        d.nanogpt = true; d.bias = false; d.gelu = true;
+        d.ffn = true; d.residual = true; d.layernorm = true; d.head_size = 0;
+        d.weight_decay = 0.1f; d.beta2 = 0.99f; d.grad_clip = 1.0f;
+        if (name == "nanogpt-char") {  // config/train_shakespeare_char.py
+            d.n_layer = 6; d.n_head = 6; d.n_embd = 384; d.block_size = 256; d.batch_size = 64; d.dropout = 0.2f;
+            d.lr = 1e-3f; d.max_iters = 5000; d.lr_decay_iters = 5000; d.min_lr = 1e-4f; d.warmup_iters = 100;
+            d.eval_interval = 250;
+        } else {  // the CPU recipe of nanoGPT's README, on top of train_shakespeare_char.py
+            d.n_layer = 4; d.n_head = 4; d.n_embd = 128; d.block_size = 64; d.batch_size = 12; d.dropout = 0.0f;
+            d.lr = 1e-3f; d.max_iters = 2000; d.lr_decay_iters = 2000; d.min_lr = 1e-4f; d.warmup_iters = 100;
+            d.eval_interval = 250; d.eval_iters = 20;
+        }
     } else {
         return false;
     }
@@ -49,7 +63,7 @@ bool Config::differs_from_preset() const {
     return kind != base.kind || block_size != base.block_size || n_embd != base.n_embd || n_head != base.n_head ||
            hs() != base.hs() || n_layer != base.n_layer || ffn != base.ffn || residual != base.residual ||
            layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal ||
-           (ffn && gelu != base.gelu);
+           (ffn && gelu != base.gelu) || nanogpt != base.nanogpt || (nanogpt && bias != base.bias);
 }
 
 std::string Config::differences_from(const Config& o) const {
@@ -70,6 +84,8 @@ std::string Config::differences_from(const Config& o) const {
     item(n_head != o.n_head, std::to_string(n_head) + " heads");
     item(hs() != o.hs() && n_head == o.n_head, "head size " + std::to_string(hs()));
     item(n_layer != o.n_layer, std::to_string(n_layer) + " layers");
+    item(nanogpt != o.nanogpt, nanogpt ? "nanoGPT's GPT" : "the lecture's model");
+    item(nanogpt && bias != o.bias, bias ? "bias" : "no bias");
     item(ffn != o.ffn, ffn ? "ffn" : "no ffn");
     item(gelu != o.gelu && ffn, gelu ? "GELU" : "ReLU");
     item(residual != o.residual, residual ? "residual" : "no residual");
@@ -83,6 +99,8 @@ std::string Config::differences_from(const Config& o) const {
     item(lr_decay_iters != o.lr_decay_iters || min_lr != o.min_lr,
          "decay to " + num(min_lr) + " at " + std::to_string(lr_decay_iters));
     item(weight_decay != o.weight_decay, "weight decay " + num(weight_decay));
+    item(beta2 != o.beta2, "beta2 " + num(beta2));
+    item(grad_clip != o.grad_clip, grad_clip > 0 ? "clip " + num(grad_clip) : "no clipping");
     item(batch_size != o.batch_size, "batch " + std::to_string(batch_size));
     item(max_iters != o.max_iters, std::to_string(max_iters) + " iters");
     return out;
@@ -96,13 +114,16 @@ double Config::lecture_val_loss(const std::string& preset) {
     if (preset == "residual") return 2.08;
     if (preset == "layernorm") return 2.06;
     if (preset == "gpt") return 1.48;
+    if (preset == "nanogpt-char") return 1.47;  // nanoGPT's README: 1.4697 after 5000 iterations
+    if (preset == "nanogpt-cpu") return 1.88;
     return 0.0;
 }
 
 std::string Config::describe() const {
     if (kind == ModelKind::Bigram) return "bigram (embedding lookup)";
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%d layer%s x %d head%s x %d, n_embd %d, block %d%s%s%s%s%s%s", n_layer,
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "%s%d layer%s x %d head%s x %d, n_embd %d, block %d%s%s%s%s%s%s",
+                  nanogpt ? (bias ? "nanoGPT, bias: " : "nanoGPT: ") : "", n_layer,
                   n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? (gelu ? ", ffn (GELU)" : ", ffn") : "",
                   residual ? ", residual" : "", layernorm ? ", layernorm" : "", dropout > 0 ? ", dropout" : "",
                   causal ? "" : ", ENCODER (no mask)", use_pos ? "" : ", no position embeddings");
@@ -127,6 +148,8 @@ Config with_live_fields(const Config& base, const Config& from) {
     c.lr_decay_iters = from.lr_decay_iters;
     c.min_lr = from.min_lr;
     c.weight_decay = from.weight_decay;
+    c.beta2 = from.beta2;
+    c.grad_clip = from.grad_clip;
     c.max_iters = from.max_iters;
     c.eval_interval = from.eval_interval;
     c.eval_iters = from.eval_iters;
@@ -183,8 +206,13 @@ std::vector<ConfigError> validate(const Config& c) {
                                             ") once blocks are stacked or have a feed-forward, residual or LayerNorm: "
                                             "set --head-size 0 to derive it"});
     }
+    if (c.kind != ModelKind::Bigram && c.nanogpt && !(c.ffn && c.gelu && c.residual && c.layernorm))
+        e.push_back({"--preset", "nanoGPT's GPT has a GELU feed-forward, residual blocks and LayerNorm: keep --activation "
+                                 "gelu and the nanogpt preset's switches, or choose a lecture preset"});
     range_float(e, "--lr", c.lr, 0.0f, 10.0f, true);
     range_float(e, "--weight-decay", c.weight_decay, 0.0f, 1.0f, false);
+    range_float(e, "--beta2", c.beta2, 0.0f, 0.99999f, false);
+    range_float(e, "--grad-clip", c.grad_clip, 0.0f, 1e6f, false);
     range_int(e, "--warmup-iters", c.warmup_iters, 0, 100000000, "");
     range_int(e, "--lr-decay-iters", c.lr_decay_iters, 0, 100000000, "; 0 means no decay");
     if (c.lr_decay_iters > 0 && c.lr_decay_iters < c.warmup_iters)

@@ -28,11 +28,18 @@ struct Config {
     float dropout = 0.0f;    // on attention weights and both residual branches, training only
     bool causal = true;      // false: an encoder, every position sees every other (one mask of difference)
     bool use_pos = true;     // false: no position embeddings (attention then has no notion of order)
+    // nanoGPT's GPT (model.py): names c_attn/c_proj/c_fc, lm_head tied to the token embedding and without bias,
+    // N(0, 0.02) init (residual projections 0.02/sqrt(2 n_layer)), dropout on the embeddings too, weight decay on
+    // 2-D tensors only. Needs ffn, gelu, residual and layernorm.
+    bool nanogpt = false;
+    bool bias = true;        // nanogpt: every Linear and LayerNorm bias (c_attn's included) present, or none
     uint64_t seed = 1337;    // the lecture's torch.manual_seed(1337)
     // --- training: live ---
     int batch_size = 32;        // B: independent sequences per step
     float lr = 1e-3f;           // AdamW learning rate
     float weight_decay = 0.01f; // PyTorch's AdamW default
+    float beta2 = 0.999f;       // AdamW's second-moment decay (beta1 is 0.9); nanoGPT's shakespeare_char uses 0.99
+    float grad_clip = 0.0f;     // clip the gradient's global norm to this (nanoGPT: 1.0); 0: off
     int max_iters = 5000;
     // nanoGPT's learning-rate schedule: linear warm-up over warmup_iters, then cosine decay from lr to min_lr at
     // lr_decay_iters and min_lr after it. lr_decay_iters 0: no decay (the lecture's constant lr).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "ops/adamw.h"
 #include "ops/attention.h"
@@ -77,6 +78,15 @@ Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V, bool host_
     adam_v = Buffer(ctx, f4(flat));
     m_dummy = Buffer(ctx, 256);
     m_dummy.fill_zero();
+    if (cfg.nanogpt && !cfg.bias) {  // LayerNorm without bias: the same kernels with a zero bias, its gradient unread
+        m_zeros = Buffer(ctx, f4(cfg.n_embd));
+        m_zeros.fill_zero();
+        m_discard = Buffer(ctx, f4(cfg.n_embd));
+    }
+    norm_parts = Buffer(ctx, f4(ops::k_norm_parts));
+    clip = Buffer(ctx, f4(4), true);
+    const float no_clip[4] = {1.0f, 0.0f, 0.0f, 0.0f};  // scale 1 until a clipped update writes it
+    std::memcpy(clip.mapped(), no_clip, sizeof no_clip);
     grads.fill_zero();  // padding between tensors is never written and must stay 0 for AdamW
 }
 
@@ -104,7 +114,7 @@ void Model::init(uint64_t seed) {
         for (size_t i = 0; i < pi.count; i++) {
             float& x = flat[pi.offset + i];
             switch (pi.init) {
-                case Init::Normal: x = float(rng.normal()); break;
+                case Init::Normal: x = float(rng.normal() * (pi.bound > 0 ? pi.bound : 1.0)); break;
                 case Init::Uniform: x = float(rng.uniform(-pi.bound, pi.bound)); break;
                 case Init::Ones: x = 1.0f; break;
                 case Init::Zeros: x = 0.0f; break;
@@ -127,6 +137,8 @@ BufferRange Model::g(int i) const {
     const auto& pi = m_layout.info;
     return i < 0 ? BufferRange(m_dummy) : BufferRange{grads, f4(pi[i].offset), f4(pi[i].count)};
 }
+BufferRange Model::ln_b(int i) const { return i < 0 && m_zeros ? BufferRange(m_zeros) : p(i); }
+BufferRange Model::ln_db(int i) const { return i < 0 && m_discard ? BufferRange(m_discard) : g(i); }
 
 const Buffer& Model::block_input(const Activations& a, int l) const { return l == 0 ? a.x : block_output(a, l - 1); }
 
@@ -145,7 +157,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
     } else {
         uint32_t C = c.n_embd, NH = c.n_head, HS = c.hs(), A = c.attn_dim(), F = c.ffn_dim();
         float drop = training ? c.dropout : 0.0f;
-        ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(m_layout.wpe), B, T, C, c.use_pos);
+        if (c.nanogpt && drop > 0) {  // nanoGPT's transformer.drop on the embeddings (site 3 n_layer)
+            ops::embedding_forward(m_kc, pr, a.dtmp, tokens, offsets, p(0), p(m_layout.wpe), B, T, C, c.use_pos);
+            pr.barrier("dropout reads the embeddings");
+            ops::dropout_forward(m_kc, pr, a.x, a.dtmp, {}, seed, BT * C, uint32_t(3 * c.n_layer), drop);
+        } else {
+            ops::embedding_forward(m_kc, pr, a.x, tokens, offsets, p(0), p(m_layout.wpe), B, T, C, c.use_pos);
+        }
         for (int l = 0; l < c.n_layer; l++) {
             const BlockParams& P = m_layout.blocks[l];
             BlockActs& L = a.blocks[l];
@@ -153,11 +171,11 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             const Buffer* a_in = &in;
             if (c.layernorm) {
                 pr.barrier("ln1 reads the block input");
-                ops::layernorm_forward(m_kc, pr, L.ln1, L.ln1_stats, in, p(P.ln1_w), p(P.ln1_b), BT, C);
+                ops::layernorm_forward(m_kc, pr, L.ln1, L.ln1_stats, in, p(P.ln1_w), ln_b(P.ln1_b), BT, C);
                 a_in = &L.ln1;
             }
             pr.barrier("the qkv projection reads the block input");
-            ops::matmul_forward(m_kc, pr, L.qkv, *a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false);
+            ops::matmul_forward(m_kc, pr, L.qkv, *a_in, p(P.qkv), p(P.qkv_b), BT, 3 * A, C, P.qkv_b >= 0);
             pr.barrier("attention reads q, k, v");
             ops::attention_forward(m_kc, pr, L.y, L.att, L.qkv, B, T, NH, HS, c.causal, {drop, uint32_t(3 * l), seed});
             const Buffer* mid = &L.y;
@@ -165,13 +183,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
                 pr.barrier("the output projection reads the heads");
                 ops::MatmulDropout md{seed, uint32_t(3 * l + 1), drop};
                 if (drop > 0 && ops::matmul_forward_can_dropout(m_ctx, C, A, L.xa, in)) {  // one dispatch
-                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true, false, in, 0, &md);
+                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, P.proj_b >= 0, false, in, 0, &md);
                 } else if (drop > 0) {
-                    ops::matmul_forward(m_kc, pr, a.dtmp, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true);
+                    ops::matmul_forward(m_kc, pr, a.dtmp, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, P.proj_b >= 0);
                     pr.barrier("dropout reads the projection");
                     ops::dropout_forward(m_kc, pr, L.xa, a.dtmp, in, seed, BT * C, md.site, drop);
                 } else {
-                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, true, false, in);
+                    ops::matmul_forward(m_kc, pr, L.xa, L.y, p(P.proj_w), p(P.proj_b), BT, C, A, P.proj_b >= 0, false, in);
                 }
                 mid = &L.xa;
             }
@@ -179,12 +197,12 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             const Buffer* f_in = mid;
             if (c.layernorm) {
                 pr.barrier("ln2 reads the stream after attention");
-                ops::layernorm_forward(m_kc, pr, L.ln2, L.ln2_stats, *mid, p(P.ln2_w), p(P.ln2_b), BT, C);
+                ops::layernorm_forward(m_kc, pr, L.ln2, L.ln2_stats, *mid, p(P.ln2_w), ln_b(P.ln2_b), BT, C);
                 f_in = &L.ln2;
             }
             pr.barrier("the feed-forward reads its input");
             if (c.gelu) {  // nanoGPT's MLP: GELU in a dispatch of its own, its input kept for the backward
-                ops::matmul_forward(m_kc, pr, L.pre, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, false);
+                ops::matmul_forward(m_kc, pr, L.pre, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, P.fc_b >= 0, false);
                 pr.barrier("GELU reads the feed-forward's pre-activation");
                 ops::gelu_forward(m_kc, pr, L.h, L.pre, BT * F);
             } else {
@@ -194,13 +212,13 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
                 pr.barrier("the feed-forward projection reads the hidden layer");
                 ops::MatmulDropout md{seed, uint32_t(3 * l + 2), drop};
                 if (drop > 0 && ops::matmul_forward_can_dropout(m_ctx, C, F, L.xf, *mid)) {  // one dispatch
-                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true, false, *mid, 0, &md);
+                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, P.fc2_b >= 0, false, *mid, 0, &md);
                 } else if (drop > 0) {
-                    ops::matmul_forward(m_kc, pr, a.dtmp, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true);
+                    ops::matmul_forward(m_kc, pr, a.dtmp, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, P.fc2_b >= 0);
                     pr.barrier("dropout reads the projection");
                     ops::dropout_forward(m_kc, pr, L.xf, a.dtmp, *mid, seed, BT * C, md.site, drop);
                 } else {
-                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, true, false, *mid);
+                    ops::matmul_forward(m_kc, pr, L.xf, L.h, p(P.fc2_w), p(P.fc2_b), BT, C, F, P.fc2_b >= 0, false, *mid);
                 }
             }
         }
@@ -208,12 +226,12 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
         uint32_t D = c.lm_head_width();
         if (c.layernorm) {
             pr.barrier("the final LayerNorm reads the stream");
-            ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_layout.lnf_w), p(m_layout.lnf_b), BT, C);
+            ops::layernorm_forward(m_kc, pr, a.lnf, a.lnf_stats, *fin, p(m_layout.lnf_w), ln_b(m_layout.lnf_b), BT, C);
             fin = &a.lnf;
         }
         pr.barrier("lm_head reads the final stream");
-        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, true, false, {},
-                            a.logits_ld);
+        ops::matmul_forward(m_kc, pr, a.logits, *fin, p(m_layout.lm_w), p(m_layout.lm_b), BT, V, D, m_layout.lm_b >= 0,
+                            false, {}, a.logits_ld);
     }
     a.dlogits_recorded = false;
     if (!with_loss) return;
@@ -301,14 +319,14 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
     if (c.layernorm) {
         ops::matmul_backward(m_kc, pr, {.dinp = a.dln, .dw = g(m_layout.lm_w), .dbias = g(m_layout.lm_b),
             .dout = a.dlogits, .inp = a.lnf, .w = p(m_layout.lm_w), .out = m_dummy, .M = BT, .N = V, .K = D,
-            .has_bias = true, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
+            .has_bias = m_layout.lm_b >= 0, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
         pr.barrier("ln_f backward reads its output gradient");
-        ln_back(*cur, g(m_layout.lnf_w), g(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false,
+        ln_back(*cur, g(m_layout.lnf_w), ln_db(m_layout.lnf_b), a.dln, last, p(m_layout.lnf_w), a.lnf_stats, BT, C, false,
                 last_site(int(c.n_layer) - 1));
     } else {
         ops::matmul_backward(m_kc, pr, {.dinp = *cur, .dw = g(m_layout.lm_w), .dbias = g(m_layout.lm_b),
             .dout = a.dlogits, .inp = last, .w = p(m_layout.lm_w), .out = m_dummy, .M = BT, .N = V, .K = D,
-            .has_bias = true, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
+            .has_bias = m_layout.lm_b >= 0, .scratch = a.scratch, .splits = lm_splits, .dout_padded = padded});
     }
     for (int l = c.n_layer - 1; l >= 0; l--) {
         const BlockParams& P = m_layout.blocks[l];
@@ -319,7 +337,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
             pr.barrier("feed-forward backward reads the stream gradient");
             if (res) {
                 const Buffer* dbranch = undropped(cur, 3 * l + 2);
-                mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, true, false, true, false,
+                mm_back(a.dh, g(P.fc2_w), g(P.fc2_b), *dbranch, L.h, p(P.fc2_w), m_dummy, BT, C, F, P.fc2_b >= 0, false, true, false,
                         relu_by_fc2);
                 pr.barrier("fc backward reads dh");
                 if (c.gelu) {  // dh through the GELU, in place (each element reads and writes only itself)
@@ -328,9 +346,9 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                 }
                 bool mask = !relu_by_fc2 && !c.gelu;
                 if (c.layernorm) {
-                    mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, true, mask, true, false);
+                    mm_back(a.dln, g(P.fc_w), g(P.fc_b), a.dh, L.ln2, p(P.fc_w), L.h, BT, F, C, P.fc_b >= 0, mask, true, false);
                     pr.barrier("ln2 backward reads its output gradient");
-                    ln_back(*cur, g(P.ln2_w), g(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true, 3 * l + 1);
+                    ln_back(*cur, g(P.ln2_w), ln_db(P.ln2_b), a.dln, mid, p(P.ln2_w), L.ln2_stats, BT, C, true, 3 * l + 1);
                 } else {
                     mm_back(*cur, g(P.fc_w), g(P.fc_b), a.dh, mid, p(P.fc_w), L.h, BT, F, C, true, mask, true, true);
                 }
@@ -355,7 +373,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         const Buffer* dy = cur;
         if (res) {
             const Buffer* dbranch = undropped(cur, 3 * l + 1);
-            mm_back(a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, true, false, true, false);
+            mm_back(a.dy, g(P.proj_w), g(P.proj_b), *dbranch, L.y, p(P.proj_w), m_dummy, BT, C, A, P.proj_b >= 0, false, true, false);
             pr.barrier("attention backward reads dy");
             dy = &a.dy;
         }
@@ -364,9 +382,10 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         const Buffer& a_in = c.layernorm ? L.ln1 : in;
         if (res) {
             if (c.layernorm) {
-                mm_back(a.dln, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, false);
+                mm_back(a.dln, g(P.qkv), g(P.qkv_b), a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, P.qkv_b >= 0, false, true,
+                        false);
                 pr.barrier("ln1 backward reads its output gradient");
-                ln_back(*cur, g(P.ln1_w), g(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true, last_site(l - 1));
+                ln_back(*cur, g(P.ln1_w), ln_db(P.ln1_b), a.dln, in, p(P.ln1_w), L.ln1_stats, BT, C, true, last_site(l - 1));
             } else {
                 mm_back(*cur, g(P.qkv), m_dummy, a.dqkv, a_in, p(P.qkv), m_dummy, BT, 3 * A, C, false, false, true, true);
             }
@@ -381,13 +400,26 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
         }
     }
     pr.barrier("embedding backward reads the stream gradient");
-    ops::embedding_backward(m_kc, pr, g(0), g(m_layout.wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos);
+    if (c.nanogpt && drop > 0) {
+        ops::dropout_backward(m_kc, pr, a.dtmp, *cur, seed, BT * C, uint32_t(3 * c.n_layer), drop);
+        pr.barrier("embedding backward reads the embeddings' gradient");
+        cur = &a.dtmp;
+    }
+    // tied lm_head (lm_w 0): its gradient is already in wte's, the embedding's adds to it
+    ops::embedding_backward(m_kc, pr, g(0), g(m_layout.wpe), *cur, tokens, offsets, B, T, C, V, c.use_pos,
+                            m_layout.lm_w == 0);
 }
 
 void Model::record_update(Program& pr, const Buffer& hyper, const Buffer* slices, uint32_t replicas,
                           const float* weights) {
-    ops::adamw(m_kc, pr, params, slices ? BufferRange(*slices) : BufferRange(grads), adam_m, adam_v, hyper,
-               uint32_t(m_layout.flat), slices ? replicas : 1, weights);
+    BufferRange g = slices ? BufferRange(*slices) : BufferRange(grads);
+    uint32_t R = slices ? replicas : 1;
+    if (m_cfg.grad_clip > 0) {  // the global norm first: AdamW scales the gradient by min(1, clip / norm)
+        ops::grad_norm(m_kc, pr, clip, norm_parts, g, hyper, uint32_t(m_layout.flat), R, weights);
+        pr.barrier("AdamW reads the clipping scale");
+    }
+    ops::adamw(m_kc, pr, params, g, adam_m, adam_v, hyper, clip, uint32_t(m_layout.flat), uint32_t(m_layout.decay_end),
+               R, weights);
 }
 
 }  // namespace attn

@@ -8,7 +8,8 @@
 
 namespace attn {
 
-enum class Init { Normal, Uniform, Ones, Zeros };  // Embedding N(0,1); Linear U(+-1/sqrt(fan_in)); LayerNorm 1, 0
+// Embedding N(0,1); Linear U(+-1/sqrt(fan_in)); LayerNorm 1, 0. nanoGPT: N(0, bound) for Linear and Embedding.
+enum class Init { Normal, Uniform, Ones, Zeros };
 
 struct ParamInfo {
     std::string name;        // PyTorch-style, e.g. "blocks.0.sa.qkv.weight"
@@ -16,12 +17,12 @@ struct ParamInfo {
     size_t offset = 0;       // in floats, into the flat parameter buffer
     size_t count = 0;
     Init init = Init::Normal;
-    float bound = 0;         // for Init::Uniform
+    float bound = 0;         // Init::Uniform's bound; Init::Normal's standard deviation (0: 1)
 };
 
 // Indices into Model::params_info() of one block's tensors (-1: absent).
 struct BlockParams {
-    int ln1_w = -1, ln1_b = -1, qkv = -1, proj_w = -1, proj_b = -1, ln2_w = -1, ln2_b = -1;
+    int ln1_w = -1, ln1_b = -1, qkv = -1, qkv_b = -1, proj_w = -1, proj_b = -1, ln2_w = -1, ln2_b = -1;
     int fc_w = -1, fc_b = -1, fc2_w = -1, fc2_b = -1;
 };
 
@@ -44,8 +45,9 @@ constexpr size_t PARAM_ALIGN_FLOATS = 64;  // 256 bytes: the largest minStorageB
 struct ModelLayout {
     std::vector<ParamInfo> info;
     std::vector<BlockParams> blocks;
-    int wpe = -1, lnf_w = -1, lnf_b = -1, lm_w = -1, lm_b = -1;
-    size_t flat = 0;  // floats, each tensor padded to 64
+    int wpe = -1, lnf_w = -1, lnf_b = -1, lm_w = -1, lm_b = -1;  // lm_w 0: tied to the token embedding (nanoGPT)
+    size_t flat = 0;        // floats, each tensor padded to 64
+    size_t decay_end = 0;   // AdamW's weight decay applies to the floats before this (nanoGPT: the 2-D tensors)
 };
 ModelLayout make_layout(const Config& cfg, int vocab_size);
 
@@ -97,8 +99,8 @@ public:
     // Parameters + gradients + AdamW moments + activations of one training batch, in bytes.
     static size_t bytes_needed(const Config& cfg, int vocab_size);
 
-    // The switches that change no parameter shape; re-record programs afterwards.
-    void set_switches(bool causal, float dropout) { m_cfg.causal = causal; m_cfg.dropout = dropout; }
+    // The switches that change no parameter shape (mask, dropout, whether updates clip); re-record programs afterwards.
+    void set_switches(const Config& c) { m_cfg.causal = c.causal; m_cfg.dropout = c.dropout; m_cfg.grad_clip = c.grad_clip; }
 
     // PyTorch default initialisation, AdamW moments zeroed.
     void init(uint64_t seed);
@@ -120,10 +122,14 @@ public:
                        const float* weights = nullptr);
 
     Buffer params, grads, adam_m, adam_v;  // flat, (flat_size,)
+    Buffer norm_parts;                     // (ops::k_norm_parts,) the gradient norm's partial sums
+    Buffer clip;                           // (4,) host-visible: the last clipped update's scale and gradient norm
 
 private:
     BufferRange p(int i) const;  // parameter i as a range of `params`
     BufferRange g(int i) const;  // its gradient
+    BufferRange ln_b(int i) const;   // a LayerNorm's bias, zeros when it has none (nanoGPT's bias=False)
+    BufferRange ln_db(int i) const;  // where its gradient goes (a scratch buffer when it has none)
     // The stream (B,T,width) entering block l, and leaving it.
     const Buffer& block_input(const Activations& a, int l) const;
     const Buffer& block_output(const Activations& a, int l) const;
@@ -133,6 +139,7 @@ private:
     int m_V;
     ModelLayout m_layout;
     Buffer m_dummy;  // bound where a kernel's optional input is unused
+    Buffer m_zeros, m_discard;  // (C,) LayerNorm without bias: a zero bias, and its unread gradient
 };
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // AdamW over the whole flat parameter buffer in one dispatch; with data parallelism it also averages the replicas'
-// gradients first (the all-reduce).
+// gradients first (the all-reduce). grad_norm: the gradient's global norm and the clipping scale it sets.
 #pragma once
 #include "vk/program.h"
 
@@ -10,26 +10,49 @@ constexpr uint32_t k_max_replicas = 8;
 struct AdamWPush {
     uint32_t n;             // vec4s in one gradient
     uint32_t replicas = 1;  // gradients side by side in `grads`
-    uint32_t pad0 = 0, pad1 = 0;
+    uint32_t decay_end = 0; // vec4s before this are weight-decayed, the rest not (nanoGPT: 1-D tensors)
+    uint32_t pad1 = 0;
     float weight[k_max_replicas] = {};  // slice r's share of the batch's rows (sum 1), replicas > 1
 };
 static_assert(sizeof(AdamWPush) == 48);
 
 // What the host writes into the hyperparameter buffer before each step (adamw.comp's uniform block: two vec4s).
-struct AdamWHyper { float lr, beta1, beta2, eps, weight_decay, bc1, bc2, unused = 0; };
+// grad_clip: the largest gradient norm (0: no clipping), read by grad_norm.
+struct AdamWHyper { float lr, beta1, beta2, eps, weight_decay, bc1, bc2, grad_clip = 0; };
 static_assert(sizeof(AdamWHyper) == 32);
 
-// n floats, a multiple of 4 (buffers padded). grads: (n,), or with replicas R > 1 (R, n): the gradients of the
-// batch's R slices (each a mean over its own rows); the update uses sum_r weights[r] * grads[r], summed in slice
-// order (every replica computes the same bits).
-inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange grads, BufferRange m, BufferRange v,
-                  BufferRange hyper, uint32_t n, uint32_t replicas = 1, const float* weights = nullptr) {
-    if (n % 4 != 0) throw Error("internal error: AdamW needs a multiple of 4 parameters (pad the buffer)");
+inline AdamWPush adamw_push(uint32_t n, uint32_t decay_end, uint32_t replicas, const float* weights) {
+    if (n % 4 != 0 || decay_end % 4 != 0 || decay_end > n)
+        throw Error("internal error: AdamW needs a multiple of 4 parameters (pad the buffer)");
     if (replicas < 1 || replicas > k_max_replicas || (replicas > 1 && !weights))
         throw Error("internal error: AdamW averages 1 to 8 replicas' gradients, with their weights");
-    AdamWPush p{n / 4, replicas};
+    AdamWPush p{n / 4, replicas, decay_end / 4};
     for (uint32_t r = 0; r < replicas && replicas > 1; r++) p.weight[r] = weights[r];
-    pr.dispatch(kc.get("adamw", "vvvvusss", sizeof p), {params, grads, m, v, hyper, params, m, v}, p, n / 4);
+    return p;
+}
+
+// n floats, a multiple of 4 (buffers padded); the first decay_end of them are weight-decayed. grads: (n,), or with
+// replicas R > 1 (R, n): the gradients of the batch's R slices (each a mean over its own rows); the update uses
+// sum_r weights[r] * grads[r], summed in slice order (every replica computes the same bits), times clip[0] (the
+// clipping scale grad_norm wrote, or 1).
+inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange grads, BufferRange m, BufferRange v,
+                  BufferRange hyper, BufferRange clip, uint32_t n, uint32_t decay_end, uint32_t replicas = 1,
+                  const float* weights = nullptr) {
+    AdamWPush p = adamw_push(n, decay_end, replicas, weights);
+    pr.dispatch(kc.get("adamw", "vvvvuusss", sizeof p), {params, grads, m, v, hyper, clip, params, m, v}, p, n / 4);
+}
+
+constexpr uint32_t k_norm_parts = 64;  // workgroups of grad_norm's first pass, each writing one partial sum
+
+// clip (4,) = {scale, norm, 0, 0}: the global L2 norm of the gradient (as adamw reads it: grads, or the weighted mean of
+// R slices) and scale = min(1, grad_clip / (norm + 1e-6)) as torch.nn.utils.clip_grad_norm_, or 1 when hyper's
+// grad_clip is 0. Two dispatches: k_norm_parts partial sums of squares into parts, then their sum.
+inline void grad_norm(KernelCache& kc, Program& pr, BufferRange clip, BufferRange parts, BufferRange grads,
+                      BufferRange hyper, uint32_t n, uint32_t replicas = 1, const float* weights = nullptr) {
+    AdamWPush p = adamw_push(n, n, replicas, weights);
+    pr.dispatch(kc.get("grad_norm", "vs", sizeof p), {grads, parts}, p, uint64_t(k_norm_parts) * WORKGROUP);
+    pr.barrier("the sum reads the partial sums");
+    pr.dispatch(kc.get("grad_norm_finish", "ssu", sizeof p), {parts, clip, hyper}, p, WORKGROUP);
 }
 
 }  // namespace attn::ops

@@ -6,8 +6,8 @@ namespace attn::ops {
 
 struct EmbeddingPush { uint32_t B, T, C, use_pos; };
 static_assert(sizeof(EmbeddingPush) == 16);
-struct EmbeddingBackPush { uint32_t B, T, C, V, use_pos; };
-static_assert(sizeof(EmbeddingBackPush) == 20);
+struct EmbeddingBackPush { uint32_t B, T, C, V, use_pos, accumulate; };
+static_assert(sizeof(EmbeddingBackPush) == 24);
 
 // out (B,T,C) = wte[tokens[offsets[b]+t]] + wpe[t]
 inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange tokens, BufferRange offsets,
@@ -24,11 +24,12 @@ inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
     }
 }
 
-// dwte (V,C), dwpe (T,C) from dout (B,T,C); both are overwritten.
+// dwte (V,C), dwpe (T,C) from dout (B,T,C); both are overwritten, or with accumulate dwte is added to (a tied
+// lm_head's gradient already there).
 inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, BufferRange dwpe, BufferRange dout,
                                BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t C, uint32_t V,
-                               bool use_pos) {
-    EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u};
+                               bool use_pos, bool accumulate = false) {
+    EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u, accumulate ? 1u : 0u};
     if (C % 4 == 0) {  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
         pr.dispatch(kc.get("embedding_backward4", "ssvss", sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
                     uint64_t(C / 4) * (1 + (use_pos ? T : 0)));

@@ -34,6 +34,7 @@ static json config_to_json(const Config& c) {
             {"dropout", c.dropout}, {"causal", c.causal}, {"use_pos", c.use_pos}, {"seed", c.seed},
             {"batch_size", c.batch_size}, {"lr", c.lr}, {"warmup_iters", c.warmup_iters},
             {"lr_decay_iters", c.lr_decay_iters}, {"min_lr", c.min_lr}, {"weight_decay", c.weight_decay}, {"max_iters", c.max_iters},
+            {"nanogpt", c.nanogpt}, {"bias", c.bias}, {"beta2", c.beta2}, {"grad_clip", c.grad_clip},
             {"eval_interval", c.eval_interval}, {"eval_iters", c.eval_iters}, {"temperature", c.temperature},
             {"top_k", c.top_k}, {"sample_chars", c.sample_chars}};
 }
@@ -50,6 +51,10 @@ static Config config_from_json(const json& j) {
     c.warmup_iters = j.value("warmup_iters", 0);  // absent from older checkpoints: a constant lr
     c.lr_decay_iters = j.value("lr_decay_iters", 0);
     c.min_lr = j.value("min_lr", 0.0f);
+    c.nanogpt = j.value("nanogpt", false);  // absent from older checkpoints: the lecture's models, AdamW's defaults
+    c.bias = j.value("bias", true);
+    c.beta2 = j.value("beta2", 0.999f);
+    c.grad_clip = j.value("grad_clip", 0.0f);
     c.max_iters = j.at("max_iters"); c.eval_interval = j.at("eval_interval"); c.eval_iters = j.at("eval_iters");
     c.temperature = j.at("temperature"); c.top_k = j.at("top_k"); c.sample_chars = j.at("sample_chars");
     return c;
@@ -201,6 +206,11 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
                     a.preset + "): drop --preset to resume, or start a new run without --resume");
     differs("block_size", c.block_size, a.block_size, "--block-size");
     if (c.kind == ModelKind::Bigram) return;
+    if (c.nanogpt != a.nanogpt)
+        throw Error(std::string("the checkpoint holds ") + (c.nanogpt ? "nanoGPT's GPT" : "a lecture model") + " but " +
+                    (a.nanogpt ? "nanoGPT's GPT" : "a lecture model") + " was asked (--preset " + a.preset +
+                    "): drop --preset to resume, or start a new run without --resume");
+    if (c.nanogpt) differs("bias", c.bias, a.bias, "--bias");
     differs("n_embd", c.n_embd, a.n_embd, "--n-embd");
     differs("n_head", c.n_head, a.n_head, "--n-head");
     differs("head_size", c.hs(), a.hs(), "--head-size");

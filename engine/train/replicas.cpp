@@ -66,7 +66,7 @@ void Trainer::build_shards(const std::function<void()>& also_here) {
         sh.slice = k;
         sh.row0 = B * k / R;
         sh.rows = B * (k + 1) / R - sh.row0;
-        sh.model->set_switches(m_cfg.causal, m_cfg.dropout);
+        sh.model->set_switches(m_cfg);
         // a batch made smaller than the replicas while training (set_live) leaves some shards no rows: they only
         // apply the updates, so that their weights stay the others' (their gradients' slots stay zero, weight 0)
         sh.act = sh.rows > 0 ? std::make_unique<Activations>(*sh.ctx, m_cfg, V, sh.rows, false) : nullptr;

@@ -216,12 +216,13 @@ void Trainer::set_live(const Config& c) {
     auto errs = validate(next);
     if (!errs.empty()) throw Error(errs.front().message);
     check_cpu_loops(m_ctx, next, m_data.vocab_size());  // a larger batch
-    bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout;
+    bool rerecord = next.batch_size != m_cfg.batch_size || next.causal != m_cfg.causal || next.dropout != m_cfg.dropout ||
+                    (next.grad_clip > 0) != (m_cfg.grad_clip > 0);  // the norm's dispatches come or go
     const Config before = m_cfg;
     m_cfg = next;
     if (!rerecord) return;
     auto record = [&] {
-        m_model->set_switches(m_cfg.causal, m_cfg.dropout);  // and the replicas' (build_shards)
+        m_model->set_switches(m_cfg);  // and the replicas' (build_shards)
         build_programs();
     };
     try {
@@ -304,8 +305,8 @@ void Trainer::sample_batch(std::vector<uint32_t>& offs, bool val) {
 }
 
 void Trainer::write_hyper(int t) {
-    ops::AdamWHyper h{m_cfg.lr_at(t - 1), 0.9f, 0.999f, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
-                      float(1.0 - std::pow(0.999, t))};
+    ops::AdamWHyper h{m_cfg.lr_at(t - 1), 0.9f, m_cfg.beta2, 1e-8f, m_cfg.weight_decay, float(1.0 - std::pow(0.9, t)),
+                      float(1.0 - std::pow(double(m_cfg.beta2), t)), m_cfg.grad_clip};
     std::memcpy(m_hyper.mapped(), &h, sizeof h);
     auto key = slice_key(0);
     std::memcpy(m_seed.mapped(), key.data(), 8);

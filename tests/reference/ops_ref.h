@@ -214,15 +214,25 @@ inline void crossentropy_backward(Vec& dlogits, const Vec& logits, const U32& to
         }
 }
 
-// PyTorch AdamW, step t (1-based)
-inline void adamw(Vec& p, const Vec& g, Vec& m, Vec& v, double lr, double b1, double b2, double eps, double wd, int t) {
+// PyTorch AdamW, step t (1-based); weight decay on p[0, decay_end) only (nanoGPT's optimizer groups)
+inline void adamw(Vec& p, const Vec& g, Vec& m, Vec& v, double lr, double b1, double b2, double eps, double wd, int t,
+                  size_t decay_end = SIZE_MAX) {
     for (size_t i = 0; i < p.size(); i++) {
-        p[i] *= 1 - lr * wd;
+        p[i] *= 1 - lr * (i < decay_end ? wd : 0.0);
         m[i] = b1 * m[i] + (1 - b1) * g[i];
         v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
         double mh = m[i] / (1 - std::pow(b1, t)), vh = v[i] / (1 - std::pow(b2, t));
         p[i] -= lr * mh / (std::sqrt(vh) + eps);
     }
+}
+
+// torch.nn.utils.clip_grad_norm_(max_norm): g *= min(1, max_norm / (|g| + 1e-6)); returns |g| before.
+inline double clip_grad_norm(Vec& g, double max_norm) {
+    double ss = 0;
+    for (double x : g) ss += x * x;
+    double norm = std::sqrt(ss), scale = std::min(1.0, max_norm / (norm + 1e-6));
+    for (double& x : g) x *= scale;
+    return norm;
 }
 
 // Exact GELU and its backward: out = x Phi(x), dx = dout (Phi(x) + x phi(x)).
