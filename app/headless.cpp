@@ -26,7 +26,9 @@ int run_headless(const RunOptions& o) {
     Checkpoint ck;
     Config c = o.cfg;
     if (!o.resume_path.empty()) {
-        ck = load_checkpoint(o.resume_path);
+        std::string note;
+        ck = load_checkpoint(o.resume_path, &data.vocab(), &note);
+        if (!note.empty()) std::fprintf(stderr, "attnlab: note: %s: %s\n", o.resume_path.c_str(), note.c_str());
         c = resume_config(o, ck, data.vocab());
     }
     ContextOptions co;

@@ -57,7 +57,9 @@ void TrainingThread::save_to(const std::string& path) {
 
 // A checkpoint for the current corpus: a new run with its config, its state and its loss history.
 void TrainingThread::load_from(const std::string& path) {
-    Checkpoint ck = load_checkpoint(path);
+    std::string note;
+    Checkpoint ck = load_checkpoint(path, &m_data->vocab(), &note);
+    if (!note.empty()) std::printf("attnlab: note: %s: %s\n", path.c_str(), note.c_str());
     check_resumable(ck, m_data->vocab(), nullptr);
     try {  // before the running model is dropped for it
         Trainer::check(m_ctx, *m_data, ck.config);

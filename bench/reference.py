@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """PyTorch reference for Attention Lab: the models of Karpathy's "Let's build GPT" lecture, written the
 lecture's way (separate per-head key/query/value Linear layers, torch.cat of the heads), with parameter
-names that map onto Attention Lab's safetensors layout.
+names that map onto Attention Lab's safetensors layout; and nanoGPT's GPT (NanoGPT below: fused c_attn, exact
+GELU, LayerNorm with optional bias, lm_head tied to wte), trained as nanoGPT's train.py does (AdamW with decay on
+2-D tensors, betas (0.9, beta2), warm-up + cosine lr, gradient clipping) for the nanogpt-* presets.
 
 Subcommands
   check FILE.safetensors        replay one step exported by build/attn_export_step: load the parameters and the
@@ -53,10 +55,18 @@ PRESETS = {
     "layernorm":    dict(n_head=4, head_size=0, ffn=True, residual=True, n_layer=3, layernorm=True),
     "gpt":          dict(n_head=6, head_size=0, ffn=True, residual=True, n_layer=6, layernorm=True,
                          n_embd=384, block_size=256, batch_size=64, dropout=0.2, lr=3e-4),
+    # nanoGPT: config/train_shakespeare_char.py, and its README's CPU recipe on top of it
+    "nanogpt-char": dict(nanogpt=True, n_head=6, n_layer=6, n_embd=384, block_size=256, batch_size=64, dropout=0.2,
+                         lr=1e-3, max_iters=5000, lr_decay_iters=5000, min_lr=1e-4, warmup_iters=100,
+                         eval_interval=250, weight_decay=0.1, beta2=0.99, grad_clip=1.0),
+    "nanogpt-cpu":  dict(nanogpt=True, n_head=4, n_layer=4, n_embd=128, block_size=64, batch_size=12, dropout=0.0,
+                         lr=1e-3, max_iters=2000, lr_decay_iters=2000, min_lr=1e-4, warmup_iters=100,
+                         eval_interval=250, eval_iters=20, weight_decay=0.1, beta2=0.99, grad_clip=1.0),
 }
 DEFAULTS = dict(bigram=False, n_head=1, head_size=0, ffn=False, residual=False, layernorm=False, n_layer=1,
                 n_embd=32, block_size=8, batch_size=32, dropout=0.0, lr=1e-3, max_iters=5000,
-                eval_interval=500, eval_iters=200, weight_decay=0.01, seed=1337)
+                eval_interval=500, eval_iters=200, weight_decay=0.01, seed=1337,
+                nanogpt=False, bias=False, beta2=0.999, grad_clip=0.0, warmup_iters=0, lr_decay_iters=0, min_lr=0.0)
 
 
 def preset_config(name):
@@ -259,6 +269,137 @@ class LanguageModel(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------------------------
+# nanoGPT's GPT, from the description of its model.py: pre-LayerNorm blocks, one fused c_attn (rows q, k, v), c_proj,
+# MLP c_fc -> exact GELU -> c_proj, ln_f, lm_head tied to wte, every bias present or absent together (`bias`).
+# Its state_dict names are nanoGPT's (and Attention Lab's Config::nanogpt layout).
+
+class NanoLayerNorm(nn.Module):
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class NanoAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        C = c["n_embd"]
+        self.n_head = c["n_head"]
+        self.c_attn = nn.Linear(C, 3 * C, bias=c["bias"])
+        self.c_proj = nn.Linear(C, C, bias=c["bias"])
+        self.attn_dropout = nn.Dropout(c["dropout"])
+        self.resid_dropout = nn.Dropout(c["dropout"])
+        self.causal = True
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+        att = att.masked_fill(~mask, float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class NanoMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        C = c["n_embd"]
+        self.c_fc = nn.Linear(C, 4 * C, bias=c["bias"])
+        self.gelu = nn.GELU()  # exact (erf), as nanoGPT
+        self.c_proj = nn.Linear(4 * C, C, bias=c["bias"])
+        self.dropout = nn.Dropout(c["dropout"])
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class NanoBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = NanoLayerNorm(c["n_embd"], c["bias"])
+        self.attn = NanoAttention(c)
+        self.ln_2 = NanoLayerNorm(c["n_embd"], c["bias"])
+        self.mlp = NanoMLP(c)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class NanoGPT(nn.Module):
+    def __init__(self, c, vocab_size):
+        super().__init__()
+        self.c = c
+        C = c["n_embd"]
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, C), wpe=nn.Embedding(c["block_size"], C), drop=nn.Dropout(c["dropout"]),
+            h=nn.ModuleList([NanoBlock(c) for _ in range(c["n_layer"])]), ln_f=NanoLayerNorm(C, c["bias"])))
+        self.lm_head = nn.Linear(C, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # tied
+        for mod in self.modules():
+            if isinstance(mod, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(mod.weight, mean=0.0, std=0.02)
+                if isinstance(mod, nn.Linear) and mod.bias is not None:
+                    nn.init.zeros_(mod.bias)
+        for pn, p in self.named_parameters():  # the residual projections, scaled by depth
+            if pn.endswith("c_proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c["n_layer"]))
+
+    def forward(self, idx, targets=None):
+        B, T = idx.shape
+        pos = torch.arange(T, dtype=torch.long, device=idx.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x)
+        logits = self.lm_head(self.transformer.ln_f(x))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1), ignore_index=-1)
+        return logits, loss
+
+    def configure_optimizers(self, weight_decay, lr, betas):
+        """AdamW with weight decay on the 2-D tensors only (matmul weights, embeddings), as nanoGPT's"""
+        params = {pn: p for pn, p in self.named_parameters() if p.requires_grad}
+        groups = [{"params": [p for p in params.values() if p.dim() >= 2], "weight_decay": weight_decay},
+                  {"params": [p for p in params.values() if p.dim() < 2], "weight_decay": 0.0}]
+        return torch.optim.AdamW(groups, lr=lr, betas=betas)
+
+
+def nanogpt_lr(c, it):
+    """nanoGPT's get_lr: linear warm-up, cosine decay to min_lr, then min_lr"""
+    if c["warmup_iters"] <= 0 and c["lr_decay_iters"] <= 0:
+        return c["lr"]
+    if it < c["warmup_iters"]:
+        return c["lr"] * (it + 1) / (c["warmup_iters"] + 1)
+    if c["lr_decay_iters"] <= 0:
+        return c["lr"]
+    if it > c["lr_decay_iters"]:
+        return c["min_lr"]
+    ratio = (it - c["warmup_iters"]) / max(1, c["lr_decay_iters"] - c["warmup_iters"])
+    return c["min_lr"] + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (c["lr"] - c["min_lr"])
+
+
+def load_nanogpt_checkpoint(path, device="cpu"):
+    """(model, checkpoint) as nanoGPT's train.py --init_from=resume loads them: model_args, the state dict with
+    torch.compile's prefix stripped (strict), and an optimizer from configure_optimizers with the saved state"""
+    ckpt = torch.load(path, map_location=device)
+    a = ckpt["model_args"]
+    c = dict(DEFAULTS)
+    c.update(nanogpt=True, n_layer=a["n_layer"], n_head=a["n_head"], n_embd=a["n_embd"], block_size=a["block_size"],
+             bias=a["bias"], dropout=a["dropout"])
+    model = NanoGPT(c, a["vocab_size"])
+    sd = {k[len("_orig_mod."):] if k.startswith("_orig_mod.") else k: v for k, v in ckpt["model"].items()}
+    model.load_state_dict(sd)
+    return model, ckpt
+
+
+# ----------------------------------------------------------------------------------------------------------
 # check: replay one exported step
 
 def read_safetensors(path):
@@ -362,7 +503,8 @@ def cmd_check(args):
 def cmd_train(args):
     c = preset_config(args.preset)
     for k in ("max_iters", "eval_interval", "eval_iters", "batch_size", "block_size", "n_embd", "n_head",
-              "n_layer", "lr", "dropout", "seed", "weight_decay", "head_size"):
+              "n_layer", "lr", "dropout", "seed", "weight_decay", "head_size", "beta2", "grad_clip", "warmup_iters",
+              "lr_decay_iters", "min_lr"):
         v = getattr(args, k)
         if v is not None:
             c[k] = v
@@ -404,8 +546,8 @@ def cmd_train(args):
         y = torch.stack([d[i + 1:i + Tb + 1] for i in ix])
         return x.to(dev), y.to(dev)
 
-    model = LanguageModel(c, V)
-    if args.init == "gpt-0.02":  # the lecture's final gpt.py _init_weights
+    model = NanoGPT(c, V) if c["nanogpt"] else LanguageModel(c, V)
+    if args.init == "gpt-0.02" and not c["nanogpt"]:  # the lecture's final gpt.py _init_weights
         for mod in model.modules():
             if isinstance(mod, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(mod.weight, mean=0.0, std=0.02)
@@ -413,7 +555,10 @@ def cmd_train(args):
                     nn.init.zeros_(mod.bias)
     model.to(dev)
     nparams = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=c["lr"], weight_decay=c["weight_decay"])
+    if c["nanogpt"]:
+        opt = model.configure_optimizers(c["weight_decay"], c["lr"], (0.9, c["beta2"]))
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=c["lr"], weight_decay=c["weight_decay"], betas=(0.9, c["beta2"]))
 
     @torch.no_grad()
     def estimate_loss():
@@ -454,10 +599,14 @@ def cmd_train(args):
         if it == c["max_iters"]:
             break
         t0 = time.perf_counter()
+        for g in opt.param_groups:  # nanoGPT's schedule (constant for the lecture's presets)
+            g["lr"] = nanogpt_lr(c, it)
         xb, yb = get_batch("train")
         _, loss = model(xb, yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if c["grad_clip"] > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), c["grad_clip"])
         opt.step()
         lv = loss.item()  # synchronises, as attnlab's step returns its loss
         dt = time.perf_counter() - t0
@@ -511,7 +660,8 @@ def main():
     p.add_argument("--data", default=DEFAULT_CORPUS)
     for k, t in (("max-iters", int), ("eval-interval", int), ("eval-iters", int), ("batch-size", int),
                  ("block-size", int), ("n-embd", int), ("n-head", int), ("n-layer", int), ("head-size", int),
-                 ("lr", float), ("dropout", float), ("weight-decay", float), ("seed", int)):
+                 ("lr", float), ("dropout", float), ("weight-decay", float), ("seed", int), ("beta2", float),
+                 ("grad-clip", float), ("warmup-iters", int), ("lr-decay-iters", int), ("min-lr", float)):
         p.add_argument("--" + k, type=t, default=None)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda: where PyTorch trains")

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # A checkpoint Attention Lab writes in PyTorch's format (engine/io/torch_pickle.h) is read by PyTorch itself:
 # torch.load gives the tensors, the tied lm_head sharing wte's storage, and the plain values; pickle.load reads the
-# meta.pkl. Skipped (77) without Debian's python3-torch (bash bench/setup_pytorch.sh installs it).
-# Usage: torch_interop_test.sh PATH/TO/attn_tests
+# meta.pkl. Then a nanoGPT checkpoint made by the project's PyTorch reference (bench/reference.py) goes through
+# `attnlab import nanogpt` and `attnlab export nanogpt` and comes back to PyTorch as nanoGPT's train.py resumes it:
+# the same logits, and its AdamW state loads into configure_optimizers' two groups and takes a step.
+# Skipped (77) without Debian's python3-torch (bash bench/setup_pytorch.sh installs it).
+# Usage: torch_interop_test.sh PATH/TO/attn_tests PATH/TO/attnlab
 set -u
-TESTS=${1:?usage: $0 attn_tests}
+TESTS=${1:?usage: $0 attn_tests attnlab}
+APP=${2:?usage: $0 attn_tests attnlab}
+HERE=$(cd "$(dirname "$0")" && pwd)
 /usr/bin/python3 -c "import torch" 2>/dev/null || { echo "SKIP: python3-torch is not installed"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -27,3 +32,34 @@ meta = pickle.load(open(sys.argv[1] + ".meta.pkl", "rb"))
 assert meta == {"vocab_size": 5, "stoi": {"a": 2, "\n": 0}}, meta
 print("torch.load read the checkpoint: tensors, tied lm_head, model_args, iter_num, best_val_loss; pickle.load the meta")
 PY
+
+for f in nanogpt_step.pt nanogpt_step_bias.pt; do
+    "$APP" import nanogpt "$HERE/fixtures/$f" --meta "$HERE/fixtures/meta.pkl" -o "$dir/run.safetensors" >"$dir/out" 2>&1 ||
+        { cat "$dir/out"; echo "FAIL: import $f"; exit 1; }
+    "$APP" export nanogpt "$dir/run.safetensors" -o "$dir/out_dir" >"$dir/out" 2>&1 || { cat "$dir/out"; echo "FAIL: export $f"; exit 1; }
+    /usr/bin/python3 - "$HERE/fixtures/$f" "$dir/out_dir/ckpt.pt" "$HERE/../bench" <<'PY' || { echo "FAIL: $f back in PyTorch"; exit 1; }
+import sys, torch
+sys.path.insert(0, sys.argv[3])
+import reference
+orig, ock = reference.load_nanogpt_checkpoint(sys.argv[1])
+back, bck = reference.load_nanogpt_checkpoint(sys.argv[2])  # strict load_state_dict: every name, every shape
+chk = ock["check"]
+tokens = torch.tensor([ {c: i for i, c in enumerate(sorted(set(chk["text"])))}[c] for c in chk["text"]])
+x = torch.stack([tokens[o:o + 8] for o in chk["offsets"]])
+with torch.no_grad():
+    d = (orig(x)[0] - back(x)[0]).abs().max().item()
+assert d == 0.0, f"logits differ by {d}"
+assert back.transformer.wte.weight.data_ptr() == back.lm_head.weight.data_ptr()
+opt = back.configure_optimizers(0.1, 1e-3, (0.9, 0.99))
+opt.load_state_dict(bck["optimizer"])  # as train.py --init_from=resume
+assert int(opt.state[back.transformer.wte.weight]["step"].item()) == bck["iter_num"] == 1
+want = ock["optimizer"]["state"][0]["exp_avg"]
+assert torch.equal(opt.state[back.transformer.wte.weight]["exp_avg"], want), "wte's first moment moved"
+back.train()
+_, loss = back(x, torch.stack([tokens[o + 1:o + 9] for o in chk["offsets"]]))
+loss.backward()
+opt.step()  # AdamW runs on the loaded state
+print(f"{sys.argv[1].split('/')[-1]}: logits equal after import + export; nanoGPT's optimizer resumed at step "
+      f"{bck['iter_num']} and took a step (loss {loss.item():.4f})")
+PY
+done

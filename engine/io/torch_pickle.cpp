@@ -365,12 +365,18 @@ struct Parser {
                 push(reduce(fn, args));
                 break;
             }
-            case 'b': {  // BUILD: only the empty states torch.save and OrderedDict write
+            case 'b': {  // BUILD: the empty states torch.save writes, and a state_dict's _metadata attribute
                 auto state = pop();
                 bool empty = state->kind == Value::Kind::None ||
                              ((state->kind == Value::Kind::Dict) && state->dict.empty()) ||
                              (state->kind == Value::Kind::Tuple && state->items.empty());
-                if (!empty) fail("an object with a state to set");
+                // Module.state_dict() is an OrderedDict with attribute _metadata (per-module versions): data only,
+                // dropped here (nothing reads it)
+                bool metadata = state->kind == Value::Kind::Dict && top()->kind == Value::Kind::Dict &&
+                                std::all_of(state->dict.begin(), state->dict.end(), [](const auto& kv) {
+                                    return kv.first->kind == Value::Kind::Str && kv.first->s == "_metadata";
+                                });
+                if (!empty && !metadata) fail("an object with a state to set");
                 top();
                 break;
             }

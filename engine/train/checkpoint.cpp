@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io/files.h"
+#include "io/nanogpt.h"
 #include "model/model.h"
 #include "train/dataset.h"
 #include "vk/check.h"
@@ -222,10 +223,11 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
     differs("position embeddings", c.use_pos, a.use_pos, "--no-pos");
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& path, const std::vector<uint32_t>* corpus_vocab, std::string* note) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
         throw Error("checkpoint '" + path + "' does not exist or is not a file");
+    if (is_torch_zip(path)) return import_nanogpt(path, "", corpus_vocab, note);  // nanoGPT's ckpt.pt
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot read checkpoint '" + path + "': " + std::strerror(errno) + " (check its permissions)");
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -46,7 +46,10 @@ constexpr int k_max_checkpoint_step = 1'000'000'000;
 // it replaces FILE. Throws attn::Error; FILE is untouched on failure.
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<struct ParamInfo>& layout);
 // Reads and verifies (format, version, checksum, shapes). Throws attn::Error with one line on any problem.
-Checkpoint load_checkpoint(const std::string& path);
+// nanoGPT's ckpt.pt is read too (io/nanogpt.h: its vocabulary from meta.pkl beside it, or corpus_vocab when the
+// sizes agree); `note` receives what the user should be told about such an import.
+Checkpoint load_checkpoint(const std::string& path, const std::vector<uint32_t>* corpus_vocab = nullptr,
+                           std::string* note = nullptr);
 // The same from bytes in memory (`path` only names it in messages): what the fuzzer drives.
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path);
 // Refuses a checkpoint whose vocabulary differs from the corpus's, or whose model shape differs from `asked` (when

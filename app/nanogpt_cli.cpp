@@ -1,0 +1,75 @@
+// `attnlab import nanogpt` and `attnlab export nanogpt` (nanogpt_cli.h).
+#include "nanogpt_cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "cli.h"
+#include "io/files.h"
+#include "io/nanogpt.h"
+#include "model/model.h"
+#include "train/dataset.h"
+
+namespace attn {
+
+int run_nanogpt_command(int argc, char** argv) {
+    const bool import = std::strcmp(argv[0], "import") == 0;
+    std::string format, in, out, meta, data;
+    CLI::App app{import ? "Open a nanoGPT checkpoint (ckpt.pt) as an Attention Lab run"
+                        : "Write a run as nanoGPT's ckpt.pt and meta.pkl, for its train.py --init_from=resume",
+                 import ? "attnlab import" : "attnlab export"};
+    app.add_option("format", format, "nanogpt (the only format)")->required();
+    if (import) {
+        app.add_option("checkpoint", in, "nanoGPT's ckpt.pt (torch.save of model, optimizer, model_args, ...)")->required();
+        app.add_option("--meta", meta, "the dataset's meta.pkl (default: meta.pkl beside the checkpoint)");
+        app.add_option("--data", data, "a corpus whose characters are the vocabulary when there is no meta.pkl "
+                                       "(default: tiny Shakespeare)");
+        app.add_option("-o,--output", out, "the run to write (safetensors, opens with --resume or Ctrl+O)")->required();
+    } else {
+        app.add_option("run", in, "a checkpoint saved by attnlab (a nanogpt preset's run, or an imported one)")->required();
+        app.add_option("-o,--output", out, "the folder for ckpt.pt and meta.pkl (nanoGPT's --out_dir)")->required();
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::fprintf(stderr, "error: %s (attnlab %s --help lists the options)\n", e.what(), argv[0]);
+        return 2;
+    }
+    if (format != "nanogpt") {
+        std::fprintf(stderr, "error: unknown format '%s': attnlab %s knows nanogpt\n", format.c_str(), argv[0]);
+        return 2;
+    }
+    try {
+        if (import) {
+            std::string corpus = data.empty() ? RunOptions{}.data_path : data;
+            std::vector<uint32_t> vocab;
+            std::error_code ec;
+            if (meta.empty() && (!data.empty() || std::filesystem::is_regular_file(corpus, ec)))
+                vocab = Dataset::from_file(corpus).vocab();
+            std::string note;
+            Checkpoint ck = import_nanogpt(in, meta, vocab.empty() ? nullptr : &vocab, &note);
+            if (!data.empty()) ck.corpus = data;
+            register_file("the nanoGPT checkpoint", in);
+            save_checkpoint(out, ck, make_layout(ck.config, int(ck.vocab.size())).info);
+            std::printf("%s: %s, vocabulary %zu, at step %d -> %s\n", in.c_str(), ck.config.describe().c_str(),
+                        ck.vocab.size(), ck.state.step, out.c_str());
+            if (!note.empty()) std::printf("note: %s\n", note.c_str());
+        } else {
+            Checkpoint ck = load_checkpoint(in);
+            export_nanogpt(ck, out);
+            std::printf("%s (step %d) -> %s/ckpt.pt and %s/meta.pkl: continue it with nanoGPT's "
+                        "python train.py config/train_shakespeare_char.py --init_from=resume --out_dir=%s\n",
+                        in.c_str(), ck.state.step, out.c_str(), out.c_str(), out.c_str());
+        }
+        return 0;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,346 @@
+// nanoGPT's ckpt.pt and meta.pkl, read into a Checkpoint and written from one (see nanogpt.h).
+#include "io/nanogpt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "error.h"
+#include "io/files.h"
+#include "io/torch_pickle.h"
+#include "model/model.h"
+#include "rng.h"
+#include "train/dataset.h"
+
+namespace attn {
+
+using torch_io::Value;
+using torch_io::ValuePtr;
+using Kind = Value::Kind;
+
+bool is_torch_zip(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    char magic[4] = {};
+    return f.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+}
+
+// nanoGPT's optimizer order (configure_optimizers): the 2-D tensors in named_parameters order, then the rest.
+static std::vector<int> optimizer_order(const ModelLayout& L) {
+    std::vector<int> order;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < int(L.info.size()); i++)
+            if ((L.info[i].shape.size() >= 2) == (pass == 0)) order.push_back(i);
+    return order;
+}
+
+// The character vocabulary of meta.pkl: itos {int: one-character str}.
+static std::vector<uint32_t> read_meta(const std::string& path, int V) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) throw Error("meta file '" + path + "' does not exist or is not a file");
+    std::ifstream f(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    ValuePtr root = torch_io::unpickle(bytes, "'" + path + "'");
+    auto bad = [&](const std::string& why) { return Error("'" + path + "' is not nanoGPT's meta.pkl: " + why); };
+    ValuePtr itos = root->kind == Kind::Dict ? root->get("itos") : nullptr;
+    if (!itos || itos->kind != Kind::Dict) throw bad("it has no itos dict");
+    if (int(itos->dict.size()) != V)
+        throw Error("'" + path + "' has " + std::to_string(itos->dict.size()) + " characters but the checkpoint's model " +
+                    std::to_string(V) + ": give the meta.pkl of the dataset it was trained on");
+    std::vector<uint32_t> vocab(V, 0);
+    std::vector<bool> seen(V, false);
+    for (auto& [k, v] : itos->dict) {
+        if (k->kind != Kind::Int || k->i < 0 || k->i >= V || seen[k->i]) throw bad("its itos keys are not 0 to vocab_size-1");
+        std::vector<uint32_t> cps;
+        if (v->kind != Kind::Str || !decode_utf8(v->s, cps, nullptr) || cps.size() != 1)
+            throw bad("itos[" + std::to_string(k->i) + "] is not one character (only character-level vocabularies are "
+                      "supported, not GPT-2's tokens)");
+        vocab[k->i] = cps[0];
+        seen[k->i] = true;
+    }
+    return vocab;
+}
+
+Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
+                          const std::vector<uint32_t>* corpus_vocab, std::string* note) {
+    torch_io::TorchFile file(path);
+    auto bad = [&](const std::string& why) { return Error("'" + path + "' is not a nanoGPT checkpoint: " + why); };
+    const ValuePtr& root = file.root();
+    if (root->kind != Kind::Dict) throw bad("it holds a " + std::string(root->kind_name()) + ", not a dict");
+    ValuePtr model = root->get("model"), args = root->get("model_args");
+    if (!model || model->kind != Kind::Dict) throw bad("it has no 'model' state dict");
+    if (!args || args->kind != Kind::Dict) throw bad("it has no 'model_args' dict");
+    auto number = [&](const ValuePtr& d, const char* key, bool required) -> const Value* {
+        ValuePtr v = d ? d->get(key) : nullptr;
+        if (v && (v->kind == Kind::Int || v->kind == Kind::Float || v->kind == Kind::Bool)) return v.get();
+        if (required) throw bad(std::string("model_args lacks a number '") + key + "'");
+        return nullptr;
+    };
+    auto as_double = [](const Value* v) { return v->kind == Kind::Float ? v->f : v->kind == Kind::Bool ? double(v->b) : double(v->i); };
+    auto arg_int = [&](const char* key) {
+        double x = as_double(number(args, key, true));
+        if (x != std::floor(x) || x < 1 || x > 1e9) throw bad(std::string("model_args '") + key + "' is not a positive integer");
+        return int(x);
+    };
+
+    Config c;
+    c.apply_preset("nanogpt-char");
+    c.n_layer = arg_int("n_layer");
+    c.n_head = arg_int("n_head");
+    c.n_embd = arg_int("n_embd");
+    c.block_size = arg_int("block_size");
+    const int V = arg_int("vocab_size");
+    if (const Value* b = number(args, "bias", false)) c.bias = as_double(b) != 0;
+    if (const Value* d = number(args, "dropout", false)) c.dropout = float(as_double(d));
+    // training settings from train.py's config, where it saved them
+    ValuePtr conf = root->get("config");
+    if (conf && conf->kind == Kind::Dict) {
+        auto set_f = [&](const char* key, float& f) { if (const Value* v = number(conf, key, false)) f = float(as_double(v)); };
+        auto set_i = [&](const char* key, int& i) { if (const Value* v = number(conf, key, false)) i = int(as_double(v)); };
+        set_f("learning_rate", c.lr);
+        set_f("min_lr", c.min_lr);
+        set_f("weight_decay", c.weight_decay);
+        set_f("beta2", c.beta2);
+        set_f("grad_clip", c.grad_clip);
+        set_i("max_iters", c.max_iters);
+        set_i("warmup_iters", c.warmup_iters);
+        set_i("lr_decay_iters", c.lr_decay_iters);
+        set_i("batch_size", c.batch_size);
+        set_i("eval_interval", c.eval_interval);
+        set_i("eval_iters", c.eval_iters);
+        if (const Value* v = number(conf, "decay_lr", false); v && as_double(v) == 0) {
+            c.warmup_iters = 0;  // train.py without decay_lr: a constant learning rate
+            c.lr_decay_iters = 0;
+        }
+    }
+    c.preset = (c.n_layer == 4 && c.n_embd == 128 && c.block_size == 64) ? "nanogpt-cpu" : "nanogpt-char";
+    if (auto errs = validate(c); !errs.empty()) throw bad(errs.front().message);
+
+    // the tensors by name, without torch.compile's prefix and the causal-mask buffers older PyTorch saved
+    std::map<std::string, const torch_io::TensorRef*> tensors;
+    for (auto& [k, v] : model->dict) {
+        if (k->kind != Kind::Str || v->kind != Kind::Tensor) throw bad("its model state dict holds a non-tensor");
+        std::string name = k->s;
+        if (name.rfind("_orig_mod.", 0) == 0) name = name.substr(10);
+        if (name.size() > 10 && (name.compare(name.size() - 10, 10, ".attn.bias") == 0)) continue;
+        if (name.size() > 17 && (name.compare(name.size() - 17, 17, ".attn.masked_bias") == 0)) continue;
+        tensors[name] = &v->tensor;
+    }
+    ModelLayout L = make_layout(c, V);
+    TrainerState st;
+    st.params.assign(L.flat, 0.0f);
+    st.adam_m.assign(L.flat, 0.0f);
+    st.adam_v.assign(L.flat, 0.0f);
+    auto shape_text = [](const std::vector<int64_t>& s) {
+        std::string t = "(";
+        for (size_t i = 0; i < s.size(); i++) t += (i ? ", " : "") + std::to_string(s[i]);
+        return t + ")";
+    };
+    auto same_shape = [](const std::vector<int64_t>& a, const std::vector<int>& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    };
+    auto copy_into = [&](std::vector<float>& flat, const ParamInfo& pi, const torch_io::TensorRef& t) {
+        std::vector<double> x = file.values(t);
+        for (size_t i = 0; i < pi.count; i++) flat[pi.offset + i] = float(x[i]);
+    };
+    for (const ParamInfo& pi : L.info) {
+        auto it = tensors.find(pi.name);
+        if (it == tensors.end())
+            throw bad("it lacks tensor '" + pi.name + "' (model_args says n_layer " + std::to_string(c.n_layer) +
+                      ", bias " + (c.bias ? "True" : "False") + ")");
+        std::vector<int64_t> want(pi.shape.begin(), pi.shape.end());
+        if (!same_shape(it->second->shape, pi.shape))
+            throw bad("tensor '" + pi.name + "' has shape " + shape_text(it->second->shape) + ", model_args make it " +
+                      shape_text(want));
+        copy_into(st.params, pi, *it->second);
+        tensors.erase(it);
+    }
+    if (auto it = tensors.find("lm_head.weight"); it != tensors.end()) {  // saved too: the same tensor as wte
+        const ParamInfo& wte = L.info[0];
+        if (!same_shape(it->second->shape, wte.shape)) throw bad("lm_head.weight's shape differs from the token embedding's");
+        std::vector<double> x = file.values(*it->second);
+        for (size_t i = 0; i < wte.count; i++)
+            if (float(x[i]) != st.params[wte.offset + i])
+                throw bad("lm_head.weight differs from transformer.wte.weight, but nanoGPT's GPT ties them");
+        tensors.erase(it);
+    }
+    if (!tensors.empty()) throw bad("tensor '" + tensors.begin()->first + "' is not part of nanoGPT's GPT");
+
+    std::string said;
+    auto say = [&](const std::string& s) { said += (said.empty() ? "" : "; ") + s; };
+    int iter_num = 0;
+    if (const Value* v = number(root, "iter_num", false)) iter_num = int(std::clamp(as_double(v), 0.0, 1e9));
+    st.step = iter_num;
+    // AdamW's moments: the optimizer's parameter ids, group after group, in nanoGPT's order (or the state dict's)
+    ValuePtr opt = root->get("optimizer");
+    ValuePtr ostate = opt && opt->kind == Kind::Dict ? opt->get("state") : nullptr;
+    ValuePtr groups = opt && opt->kind == Kind::Dict ? opt->get("param_groups") : nullptr;
+    bool moments = false;
+    if (ostate && ostate->kind == Kind::Dict && groups && groups->kind == Kind::List) {
+        std::vector<int64_t> ids;
+        for (auto& g : groups->items) {
+            ValuePtr ps = g->kind == Kind::Dict ? g->get("params") : nullptr;
+            if (!ps || ps->kind != Kind::List) { ids.clear(); break; }
+            for (auto& p : ps->items) ids.push_back(p->kind == Kind::Int ? p->i : -1);
+        }
+        auto entry = [&](int64_t id) -> ValuePtr {
+            for (auto& [k, v] : ostate->dict)
+                if (k->kind == Kind::Int && k->i == id && v->kind == Kind::Dict) return v;
+            return nullptr;
+        };
+        std::vector<int> plain(L.info.size());
+        for (size_t i = 0; i < plain.size(); i++) plain[i] = int(i);
+        for (const std::vector<int>& order : {optimizer_order(L), plain}) {
+            if (ids.size() != order.size()) break;
+            bool fits = true;
+            for (size_t j = 0; j < ids.size() && fits; j++) {
+                ValuePtr e = entry(ids[j]);
+                ValuePtr m = e ? e->get("exp_avg") : nullptr, v = e ? e->get("exp_avg_sq") : nullptr;
+                fits = m && v && m->kind == Kind::Tensor && v->kind == Kind::Tensor &&
+                       same_shape(m->tensor.shape, L.info[order[j]].shape) && same_shape(v->tensor.shape, L.info[order[j]].shape);
+            }
+            if (!fits) continue;
+            for (size_t j = 0; j < ids.size(); j++) {
+                ValuePtr e = entry(ids[j]);
+                copy_into(st.adam_m, L.info[order[j]], e->get("exp_avg")->tensor);
+                copy_into(st.adam_v, L.info[order[j]], e->get("exp_avg_sq")->tensor);
+                if (ValuePtr s = e->get("step"); j == 0 && s) {
+                    double step = s->kind == Kind::Tensor ? file.values(s->tensor).at(0) : s->kind == Kind::Int ? double(s->i) : s->f;
+                    st.step = int(std::clamp(step, 0.0, double(k_max_checkpoint_step)));
+                }
+            }
+            moments = true;
+            break;
+        }
+    }
+    if (!moments) say("no AdamW state that fits the model: its moments start at zero");
+
+    Checkpoint ck;
+    ck.config = c;
+    ck.corpus = path;
+    // the vocabulary
+    std::string meta = meta_path;
+    if (meta.empty()) {
+        std::filesystem::path beside = std::filesystem::path(path).parent_path() / "meta.pkl";
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(beside, ec)) meta = beside.string();
+    }
+    if (!meta.empty()) {
+        ck.vocab = read_meta(meta, V);
+        say("characters from " + meta);
+    } else if (corpus_vocab && int(corpus_vocab->size()) == V) {
+        ck.vocab = *corpus_vocab;
+        say("no meta.pkl beside it: the corpus's " + std::to_string(V) + " characters, sorted, as nanoGPT's prepare.py makes them");
+    } else {
+        throw Error("'" + path + "' has no meta.pkl beside it, so its " + std::to_string(V) +
+                    " token ids cannot be shown as characters: give --meta DATA/meta.pkl (nanoGPT's prepare.py writes it"
+                    " into data/shakespeare_char/)" +
+                    (corpus_vocab ? ", or train on a corpus with exactly " + std::to_string(V) + " characters" : ""));
+    }
+    Rng rng(c.seed), eval_rng(c.seed ^ 0x5eedULL);  // as a new Trainer seeds them
+    for (int i = 0; i < 4; i++) {
+        st.rng[i] = rng.state()[i];
+        st.eval_rng[i] = eval_rng.state()[i];
+    }
+    ck.state = std::move(st);
+    ValuePtr best = root->get("best_val_loss");
+    if (best && (best->kind == Kind::Tensor || best->kind == Kind::Float)) {
+        double v = best->kind == Kind::Float ? best->f : file.values(best->tensor).at(0);
+        if (std::isfinite(v) && v < 1e8) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "its best val loss %.4f", v);
+            say(buf);
+        }
+    }
+    if (note) *note = said;
+    return ck;
+}
+
+void export_nanogpt(const Checkpoint& ck, const std::string& dir) {
+    const Config& c = ck.config;
+    if (c.kind != ModelKind::Transformer || !c.nanogpt)
+        throw Error("only nanoGPT's GPT can be exported to nanoGPT (a run of --preset nanogpt-char or nanogpt-cpu, or an "
+                    "imported nanoGPT checkpoint); this run is the lecture's " + c.describe() +
+                    ", whose layers nanoGPT's model.py does not have");
+    const int V = int(ck.vocab.size());
+    ModelLayout L = make_layout(c, V);
+    if (ck.state.params.size() != L.flat || ck.state.adam_m.size() != L.flat || ck.state.adam_v.size() != L.flat)
+        throw Error("the run's saved state does not fit its model: save the checkpoint again");
+    torch_io::TorchWriter w;
+    auto slice = [&](const std::vector<float>& flat, const ParamInfo& pi) {
+        std::vector<int64_t> shape(pi.shape.begin(), pi.shape.end());
+        return w.tensor(std::vector<float>(flat.begin() + pi.offset, flat.begin() + pi.offset + pi.count), shape);
+    };
+    auto int_dict = [] {
+        auto d = std::make_shared<Value>();
+        d->kind = Kind::Dict;
+        return d;
+    };
+    // model: nanoGPT's state_dict, lm_head.weight the very tensor of wte (one storage, as torch.save writes tied weights)
+    std::vector<std::pair<std::string, ValuePtr>> model;
+    for (const ParamInfo& pi : L.info) model.emplace_back(pi.name, slice(ck.state.params, pi));
+    model.emplace_back("lm_head.weight", model[0].second);
+    // optimizer: AdamW's state_dict, ids in configure_optimizers' order (decayed 2-D tensors, then the rest)
+    std::vector<int> order = optimizer_order(L);
+    size_t n_decay = 0;
+    for (int i : order) n_decay += L.info[i].shape.size() >= 2;
+    ValuePtr state = int_dict();
+    for (size_t j = 0; j < order.size(); j++) {
+        const ParamInfo& pi = L.info[order[j]];
+        state->dict.emplace_back(torch_io::integer(int64_t(j)),
+                                 torch_io::dict({{"step", w.tensor({float(ck.state.step)}, {})},
+                                                 {"exp_avg", slice(ck.state.adam_m, pi)},
+                                                 {"exp_avg_sq", slice(ck.state.adam_v, pi)}}));
+    }
+    auto group = [&](double wd, size_t from, size_t to) {
+        std::vector<ValuePtr> ids;
+        for (size_t j = from; j < to; j++) ids.push_back(torch_io::integer(int64_t(j)));
+        return torch_io::dict({{"lr", torch_io::real(c.lr_at(ck.state.step))},
+                               {"betas", torch_io::tuple({torch_io::real(0.9), torch_io::real(c.beta2)})},
+                               {"eps", torch_io::real(1e-8)}, {"weight_decay", torch_io::real(wd)},
+                               {"amsgrad", torch_io::boolean(false)}, {"foreach", torch_io::none()},
+                               {"maximize", torch_io::boolean(false)}, {"capturable", torch_io::boolean(false)},
+                               {"differentiable", torch_io::boolean(false)}, {"fused", torch_io::none()},
+                               {"params", torch_io::list(std::move(ids))}});
+    };
+    ValuePtr optimizer = torch_io::dict(
+        {{"state", state}, {"param_groups", torch_io::list({group(c.weight_decay, 0, n_decay), group(0.0, n_decay, order.size())})}});
+    double best = 1e9;
+    for (const auto& e : ck.history.evals) best = std::min(best, e.val);
+    using torch_io::boolean, torch_io::integer, torch_io::real, torch_io::str;
+    ValuePtr model_args = torch_io::dict({{"n_layer", integer(c.n_layer)}, {"n_head", integer(c.n_head)},
+                                          {"n_embd", integer(c.n_embd)}, {"block_size", integer(c.block_size)},
+                                          {"bias", boolean(c.bias)}, {"vocab_size", integer(V)},
+                                          {"dropout", real(c.dropout)}});
+    ValuePtr config = torch_io::dict(
+        {{"out_dir", str(dir)}, {"eval_interval", integer(c.eval_interval)}, {"eval_iters", integer(c.eval_iters)},
+         {"init_from", str("resume")}, {"dataset", str("shakespeare_char")}, {"gradient_accumulation_steps", integer(1)},
+         {"batch_size", integer(c.batch_size)}, {"block_size", integer(c.block_size)}, {"n_layer", integer(c.n_layer)},
+         {"n_head", integer(c.n_head)}, {"n_embd", integer(c.n_embd)}, {"dropout", real(c.dropout)},
+         {"bias", boolean(c.bias)}, {"learning_rate", real(c.lr)}, {"max_iters", integer(c.max_iters)},
+         {"weight_decay", real(c.weight_decay)}, {"beta1", real(0.9)}, {"beta2", real(c.beta2)},
+         {"grad_clip", real(c.grad_clip)}, {"decay_lr", boolean(c.lr_decay_iters > 0)},
+         {"warmup_iters", integer(c.warmup_iters)}, {"lr_decay_iters", integer(c.lr_decay_iters)},
+         {"min_lr", real(c.min_lr)}});
+    ValuePtr root = torch_io::dict({{"model", torch_io::dict(std::move(model))}, {"optimizer", optimizer},
+                                    {"model_args", model_args}, {"iter_num", integer(ck.state.step)},
+                                    {"best_val_loss", w.tensor({float(best)}, {})}, {"config", config}});
+    // meta.pkl: prepare.py's vocabulary dict
+    ValuePtr itos = int_dict(), stoi = int_dict();
+    for (int i = 0; i < V; i++) {
+        itos->dict.emplace_back(integer(i), str(encode_utf8(ck.vocab[i])));
+        stoi->dict.emplace_back(str(encode_utf8(ck.vocab[i])), integer(i));
+    }
+    ValuePtr meta = torch_io::dict({{"vocab_size", integer(V)}, {"itos", itos}, {"stoi", stoi}});
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error("cannot create folder '" + dir + "': " + ec.message() + " (choose another -o)");
+    w.save((std::filesystem::path(dir) / "ckpt.pt").string(), "the exported checkpoint", root, "ckpt");
+    write_file_atomic((std::filesystem::path(dir) / "meta.pkl").string(), "the exported vocabulary", torch_io::pickle(meta));
+}
+
+}  // namespace attn
