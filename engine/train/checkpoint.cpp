@@ -133,6 +133,9 @@ static void add_timelapse(TensorWriter& w, const TimeLapse& tl, std::vector<std:
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<ParamInfo>& layout) {
+    if (is_torch_zip(path))  // e.g. a nanoGPT ckpt.pt opened with Ctrl+O: never replaced by a file nanoGPT cannot read
+        throw Error("'" + path + "' is a PyTorch checkpoint: save to a .safetensors file instead (attnlab export "
+                    "nanogpt RUN -o DIR writes nanoGPT's format)");
     TensorWriter w;
     auto add = [&](const std::string& name, const ParamInfo& pi, const std::vector<float>& flat) {
         w.add(name, "F32", pi.shape, flat.data() + pi.offset, pi.count * 4);
