@@ -23,7 +23,7 @@ layout(push_constant) uniform P {
     uint n;         // number of vec4s (in one gradient)
     uint replicas;  // 1, or R slices' gradients in grads_t
     uint decay_end; // vec4s from here on are not weight-decayed
-    uint pad1;
+    uint parts;     // grad_norm's, unused here
     vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
 } p;
 void main() {

@@ -1,39 +1,33 @@
 #version 450
-// First pass of the gradient's global L2 norm (clip_grad_norm_): k_norm_parts workgroups of 64 invocations stride over
-// the flat gradient, each workgroup writing its partial sum of squares. The gradient is read as adamw reads it: one
-// (n,) vec4 buffer, or the weighted mean of R replicas' slices. Fixed order throughout: the same bits every run.
-layout(local_size_x = 64) in;  // not index.glsl's resizable size: the tree sum below needs all 64 lanes
-layout(binding = 0) uniform samplerBuffer grads_t;             // (n,) vec4, or (replicas, n) vec4
-layout(std430, binding = 1) writeonly buffer Parts { float parts[]; };  // (gl_NumWorkGroups.x,)
+// First pass of the gradient's global L2 norm (clip_grad_norm_): invocation j of T sums the squares of the 8 vec4s
+// j, j + T, ..., j + 7T (T = ceil(n / 8): adjacent invocations read adjacent vec4s) into parts[j]; grad_norm_finish
+// adds the T partial sums. The gradient is read as adamw reads it: one (n,) vec4 buffer, or the weighted mean of R
+// replicas' slices. No loop over a dynamic count and no barrier: straight-line code, what a CPU driver runs fastest.
+#extension GL_GOOGLE_include_directive : require
+#include "index.glsl"
+layout(binding = 0) uniform samplerBuffer grads_t;                      // (n,) vec4, or (replicas, n) vec4
+layout(std430, binding = 1) writeonly buffer Parts { float parts[]; };  // (T,)
 layout(push_constant) uniform P {
     uint n;         // number of vec4s (in one gradient)
     uint replicas;  // 1, or R slices' gradients in grads_t
-    uint decay_end, pad1;
+    uint decay_end;
+    uint parts;     // T = ceil(n / 8)
     vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
 } p;
-shared float s[64];
+vec4 grad(uint i) {
+    if (i >= p.n) return vec4(0.0);
+    if (p.replicas <= 1u) return texelFetch(grads_t, int(i));
+    vec4 g = vec4(0.0);
+    for (uint r = 0u; r < p.replicas; r++) g += (r < 4u ? p.w0[r] : p.w1[r - 4u]) * texelFetch(grads_t, int(r * p.n + i));
+    return g;
+}
 void main() {
-    uint lid = gl_LocalInvocationID.x;
-    uint stride = gl_NumWorkGroups.x * 64u;
+    uint j = gid();
+    if (j >= p.parts) return;
     float acc = 0.0;
-    for (uint i = gl_WorkGroupID.x * 64u + lid; i < p.n; i += stride) {
-        vec4 g;
-        if (p.replicas <= 1u) {
-            g = texelFetch(grads_t, int(i));
-        } else {
-            g = vec4(0.0);
-            for (uint r = 0u; r < p.replicas; r++) {
-                float w = r < 4u ? p.w0[r] : p.w1[r - 4u];
-                g += w * texelFetch(grads_t, int(r * p.n + i));
-            }
-        }
+    for (uint k = 0u; k < 8u; k++) {  // a constant count: unrolled
+        vec4 g = grad(j + k * p.parts);
         acc += dot(g, g);
     }
-    s[lid] = acc;
-    barrier();
-    for (uint k = 32u; k > 0u; k >>= 1) {
-        if (lid < k) s[lid] += s[lid + k];
-        barrier();
-    }
-    if (lid == 0u) parts[gl_WorkGroupID.x] = s[0];
+    parts[j] = acc;
 }

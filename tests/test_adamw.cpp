@@ -72,7 +72,7 @@ TEST_CASE("clipping by the global norm and decay of 2-D tensors only match PyTor
             INFO(R << " replicas, max norm " << max_norm);
             auto p = test::randn(r, n), m = std::vector<double>(n, 0), v = std::vector<double>(n, 0);
             auto gp = upload(p), gm = zeros(n), gv = zeros(n);
-            Buffer hyper(test::ctx(), sizeof(ops::AdamWHyper), true), parts = zeros(ops::k_norm_parts);
+            Buffer hyper(test::ctx(), sizeof(ops::AdamWHyper), true), parts = zeros(ops::grad_norm_parts(n));
             Buffer clip(test::ctx(), 16, true);
             std::vector<float> w(R, 1.0f / float(R));
             for (int t = 1; t <= 2; t++) {

@@ -44,8 +44,8 @@ TEST_CASE("dropout: the GPU's Philox mask equals the CPU's, keeps about 1-p, and
         BufferRange x4(gx, off * 4, n4 * 4), res4(gres, off * 4, n4 * 4), dout4(gdout, off * 4, n4 * 4);
         auto out4 = zeros(n4 + off), dx4 = zeros(n4 + off), out1 = zeros(n4 + off), dx1 = zeros(n4 + off);
         BufferRange o4r(out4, off * 4, n4 * 4), d4r(dx4, off * 4, n4 * 4);
-        REQUIRE(ops::dropout_vec4(test::ctx(), n4, {o4r, x4, res4, d4r, dout4}));  // the fast path runs
-        REQUIRE(!ops::dropout_vec4(test::ctx(), n4 - 1, {o4r, x4, res4, d4r, dout4}));
+        REQUIRE(ops::vec4_views(test::ctx(), n4, {o4r, x4, res4, d4r, dout4}));  // the fast path runs
+        REQUIRE(!ops::vec4_views(test::ctx(), n4 - 1, {o4r, x4, res4, d4r, dout4}));
         test::run([&](Program& p) {
             ops::dropout_forward(test::kernels(), p, o4r, x4, with_res ? res4 : BufferRange(), key, n4, 5, prob);
             ops::dropout_backward(test::kernels(), p, d4r, dout4, key, n4, 5, prob);

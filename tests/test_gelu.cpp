@@ -2,24 +2,30 @@
 #include "ops_common.h"
 
 TEST_CASE("gelu: forward and backward equal the double-precision reference", "[ops]") {
-    Rng r(21);
-    const int n = 10007;  // not a multiple of the workgroup: the tail is covered
-    auto x = test::randn(r, n, 3.0), dout = test::randn(r, n);
-    x[0] = 0.0, x[1] = -8.0, x[2] = 8.0, x[3] = -1e-3, x[4] = 30.0, x[5] = -30.0;  // zero, the tails, tiny
-    auto gx = upload(x), gdout = upload(dout), out = zeros(n), dx = zeros(n);
-    test::run([&](Program& p) {
-        ops::gelu_forward(test::kernels(), p, out, gx, n);
-        ops::gelu_backward(test::kernels(), p, dx, gdout, gx, n);
-    });
-    std::vector<double> ro, rdx;
-    ref::gelu_forward(ro, x);
-    ref::gelu_backward(rdx, dout, x);
-    test::require_close(download(out, n), ro, 1e-6, 1e-6, "gelu forward");
-    test::require_close(download(dx, n), rdx, 1e-6, 1e-6, "gelu backward");
-    auto o = download(out, n);
-    CHECK(o[0] == 0.0);
-    CHECK(o[4] == Approx(30.0));
-    CHECK(std::abs(o[5]) < 1e-6);
+    // 10007: the scalar kernels, and a tail past the last whole workgroup; 10008: the vec4 kernels
+    for (const int n : {10007, 10008}) {
+        INFO("n " << n);
+        Rng r(21);
+        auto x = test::randn(r, n, 3.0), dout = test::randn(r, n);
+        x[0] = 0.0, x[1] = -8.0, x[2] = 8.0, x[3] = -1e-3, x[4] = 30.0, x[5] = -30.0;  // zero, the tails, tiny
+        auto gx = upload(x), gdout = upload(dout), out = zeros(n), dx = zeros(n);
+        test::run([&](Program& p) {
+            ops::gelu_forward(test::kernels(), p, out, gx, n);
+            ops::gelu_backward(test::kernels(), p, dx, gdout, gx, n);
+        });
+        std::vector<double> ro, rdx;
+        ref::gelu_forward(ro, x);
+        ref::gelu_backward(rdx, dout, x);
+        test::require_close(download(out, n), ro, 1e-6, 1e-6, "gelu forward");
+        test::require_close(download(dx, n), rdx, 1e-6, 1e-6, "gelu backward");
+        auto o = download(out, n);
+        CHECK(o[0] == 0.0);
+        CHECK(o[4] == Approx(30.0));
+        CHECK(std::abs(o[5]) < 1e-6);
+        // in place, as the model runs it (dout overwritten by dinp)
+        test::run([&](Program& p) { ops::gelu_backward(test::kernels(), p, gdout, gdout, gx, n); });
+        test::require_close(download(gdout, n), rdx, 1e-6, 1e-6, "gelu backward in place");
+    }
 }
 
 TEST_CASE("gelu: the reference's backward is the derivative of its forward", "[ops]") {

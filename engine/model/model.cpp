@@ -83,7 +83,7 @@ Model::Model(Context& ctx, KernelCache& kc, const Config& cfg, int V, bool host_
         m_zeros.fill_zero();
         m_discard = Buffer(ctx, f4(cfg.n_embd));
     }
-    norm_parts = Buffer(ctx, f4(ops::k_norm_parts));
+    norm_parts = Buffer(ctx, f4(ops::grad_norm_parts(uint32_t(flat))));
     clip = Buffer(ctx, f4(4), true);
     const float no_clip[4] = {1.0f, 0.0f, 0.0f, 0.0f};  // scale 1 until a clipped update writes it
     std::memcpy(clip.mapped(), no_clip, sizeof no_clip);

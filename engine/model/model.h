@@ -122,7 +122,7 @@ public:
                        const float* weights = nullptr);
 
     Buffer params, grads, adam_m, adam_v;  // flat, (flat_size,)
-    Buffer norm_parts;                     // (ops::k_norm_parts,) the gradient norm's partial sums
+    Buffer norm_parts;                     // (ops::grad_norm_parts(flat_size),) the gradient norm's partial sums
     Buffer clip;                           // (4,) host-visible: the last clipped update's scale and gradient norm
 
 private:

@@ -11,7 +11,7 @@ struct AdamWPush {
     uint32_t n;             // vec4s in one gradient
     uint32_t replicas = 1;  // gradients side by side in `grads`
     uint32_t decay_end = 0; // vec4s before this are weight-decayed, the rest not (nanoGPT: 1-D tensors)
-    uint32_t pad1 = 0;
+    uint32_t parts = 0;     // grad_norm: its partial sums, ceil(n / 8)
     float weight[k_max_replicas] = {};  // slice r's share of the batch's rows (sum 1), replicas > 1
 };
 static_assert(sizeof(AdamWPush) == 48);
@@ -42,15 +42,17 @@ inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange 
     pr.dispatch(kc.get("adamw", "vvvvuusss", sizeof p), {params, grads, m, v, hyper, clip, params, m, v}, p, n / 4);
 }
 
-constexpr uint32_t k_norm_parts = 64;  // workgroups of grad_norm's first pass, each writing one partial sum
+// grad_norm's partial sums for n floats: one for every 8 vec4s
+constexpr uint32_t grad_norm_parts(uint32_t n) { return (n / 4 + 7) / 8; }
 
 // clip (4,) = {scale, norm, 0, 0}: the global L2 norm of the gradient (as adamw reads it: grads, or the weighted mean of
 // R slices) and scale = min(1, grad_clip / (norm + 1e-6)) as torch.nn.utils.clip_grad_norm_, or 1 when hyper's
-// grad_clip is 0. Two dispatches: k_norm_parts partial sums of squares into parts, then their sum.
+// grad_clip is 0. Two dispatches: grad_norm_parts(n) partial sums of squares into parts, then their sum.
 inline void grad_norm(KernelCache& kc, Program& pr, BufferRange clip, BufferRange parts, BufferRange grads,
                       BufferRange hyper, uint32_t n, uint32_t replicas = 1, const float* weights = nullptr) {
     AdamWPush p = adamw_push(n, n, replicas, weights);
-    pr.dispatch(kc.get("grad_norm", "vs", sizeof p), {grads, parts}, p, uint64_t(k_norm_parts) * WORKGROUP);
+    p.parts = grad_norm_parts(n);
+    pr.dispatch(kc.get("grad_norm", "vs", sizeof p), {grads, parts}, p, p.parts);
     pr.barrier("the sum reads the partial sums");
     pr.dispatch(kc.get("grad_norm_finish", "ssu", sizeof p), {parts, clip, hyper}, p, WORKGROUP);
 }
