@@ -78,7 +78,8 @@ static bool restart_fields_differ(const Config& a, const Config& b) {
     return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.hs() != b.hs() ||
            a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed || a.kind != b.kind || a.ffn != b.ffn ||
            (a.ffn && a.gelu != b.gelu) ||
-           a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos;
+           a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos ||
+           a.nanogpt != b.nanogpt || (a.nanogpt && a.bias != b.bias);
 }
 
 void controls_save(ControlsState& st, TrainingThread& tt) { tt.save_checkpoint_to(st.ckpt_path); }
@@ -249,6 +250,11 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         layout.lr_field = visible_rect();
         field(lr_edited, "--lr");
         field(ImGui::InputFloat("weight decay", &e.weight_decay, 0, 0, "%.4g"), "--weight-decay");
+        if (snap.cfg.nanogpt) {  // nanoGPT's optimiser knobs (the flags work for any model; shown where they are used)
+            field(ImGui::InputFloat("beta2", &e.beta2, 0, 0, "%.4g"), "--beta2");
+            field(ImGui::InputFloat("grad clip", &e.grad_clip, 0, 0, "%.4g"), "--grad-clip");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("The gradient is scaled down to this norm when longer; 0: off");
+        }
         bool batch_edited = ImGui::InputInt("batch size", &e.batch_size);
         layout.batch_field = visible_rect();
         field(batch_edited, "--batch-size");

@@ -157,12 +157,7 @@ void TrainingThread::run() {
                 apply_live(c);
             }
             if (p.live && m_run) {
-                Config c = m_cfg;
-                c.lr = p.live_cfg.lr; c.weight_decay = p.live_cfg.weight_decay; c.batch_size = p.live_cfg.batch_size;
-                c.eval_interval = p.live_cfg.eval_interval; c.eval_iters = p.live_cfg.eval_iters;
-                c.temperature = p.live_cfg.temperature; c.top_k = p.live_cfg.top_k; c.sample_chars = p.live_cfg.sample_chars;
-                c.max_iters = p.live_cfg.max_iters;
-                c.causal = p.live_cfg.causal; c.dropout = p.live_cfg.dropout;
+                Config c = with_live_fields(m_cfg, p.live_cfg);  // every live field, the model's shape kept
                 int old_max = m_cfg.max_iters;
                 apply_live(c);
                 // max iters lowered to the step reached or below: paused now, as when a run gets there

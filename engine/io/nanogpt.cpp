@@ -21,6 +21,8 @@ using torch_io::ValuePtr;
 using Kind = Value::Kind;
 
 bool is_torch_zip(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return false;  // never open a FIFO or device to look
     std::ifstream f(path, std::ios::binary);
     char magic[4] = {};
     return f.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
@@ -115,7 +117,8 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         }
     }
     c.preset = (c.n_layer == 4 && c.n_embd == 128 && c.block_size == 64) ? "nanogpt-cpu" : "nanogpt-char";
-    if (auto errs = validate(c); !errs.empty()) throw bad(errs.front().message);
+    if (auto errs = validate(c); !errs.empty())
+        throw Error("'" + path + "': its model cannot be opened here: " + errs.front().message);
 
     // the tensors by name, without torch.compile's prefix and the causal-mask buffers older PyTorch saved
     std::map<std::string, const torch_io::TensorRef*> tensors;
