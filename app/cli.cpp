@@ -202,8 +202,10 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.get_formatter()->column_width(26);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last counts
     app.add_flag("--headless", o.headless, "train in the terminal, no window");
-    std::string preset_help = "stage:";  // the names, one after another
-    for (auto& n : Config::preset_names()) preset_help += " " + n;
+    std::string preset_help = "stage:";  // the lecture's names, then nanoGPT's on a line of their own
+    for (auto& n : Config::preset_names())
+        preset_help += (n.rfind("nanogpt", 0) == 0 ? (preset_help.find("nanoGPT") == std::string::npos ? "\nnanoGPT: " : " ")
+                                                    : " ") + n;
     app.add_option("--preset", preset, preset_help)->type_name("NAME");
     app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)")->type_name("FILE");
     // each default as the preset sets it (the help of `attnlab --preset gpt --help` shows gpt's)
@@ -314,6 +316,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_flag("--version", o.version, "print the version and exit");
     app.footer("\nDefaults are the preset's (--preset, else single-head); docs/runs.md has every flag's details.\n"
                "The lecture's demos as text: attnlab lab --list; a saved run's attention: attnlab inspect FILE\n"
+               "nanoGPT's checkpoints: attnlab import nanogpt ckpt.pt -o RUN; attnlab export nanogpt RUN -o DIR\n"
                "In the window: Space pause, S step, R reset, F12 screenshot, H all heads, L the Lab,\n"
                "Left/Right the time-lapse, Ctrl+S / Ctrl+O checkpoint.");
     try {
