@@ -414,6 +414,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         track("positions");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Position embeddings; off, attention has no notion of order");
         ImGui::EndDisabled();
+        field_error(rerrs, "--preset");  // nanoGPT's model with a switch it does not have
         ImGui::InputScalar("seed", ImGuiDataType_U64, &e.seed);
         track("seed");
         ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("corpus").x -

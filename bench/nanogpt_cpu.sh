@@ -15,7 +15,7 @@ PY=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s.%N)
-build/attnlab --headless --quiet --preset nanogpt-cpu --sample-chars 0 --metrics "$tmp/ours.csv" "$@" >/dev/null
+build/attnlab --headless --quiet --preset nanogpt-cpu --sample-chars 0 --metrics "$tmp/ours.csv" "$@" >/dev/null 2>"$tmp/ours.err" || { cat "$tmp/ours.err" >&2; exit 1; }
 t1=$(date +%s.%N)
 # our training time: each evaluation row's tokens/s covers the steps since the row before (eval_interval of them)
 read -r val train_s steps <<<"$(awk -F, 'NR == 2 { p = $1 } NR > 2 { s += ($1 - p) * 12 * 64 / $4; p = $1; v = $3 } END { printf "%s %.2f %d", v, s, p }' "$tmp/ours.csv")"
