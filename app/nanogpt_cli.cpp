@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <string>
 
 #include "cli.h"
@@ -69,6 +70,12 @@ int run_nanogpt_command(int argc, char** argv) {
     } catch (const Error& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "error: not enough memory for %s\n", in.c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
+        return 1;
     }
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader and the PyTorch pickle reader (CI runs
-# each for 60 s).
+# Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader and the
+# nanoGPT checkpoint import (CI runs each for 60 s).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
-# regression test (a case in tests/test_dataset.cpp, tests/test_checkpoint.cpp or tests/test_torch_pickle.cpp
-# feeding those bytes). Exits non-zero
+# regression test (a case in tests/test_dataset.cpp, tests/test_checkpoint.cpp, tests/test_torch_pickle.cpp or
+# tests/test_nanogpt_io.cpp feeding those bytes). Exits non-zero
 # on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,9 @@ common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
 clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
-for h in corpus checkpoint torch_pickle; do
+clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/torch_pickle.cpp engine/io/files.cpp \
+    engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp -lzip -o "$out/fuzz_nanogpt"
+for h in corpus checkpoint torch_pickle nanogpt; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
     "$out/fuzz_$h" -max_total_time="$secs" -max_len=65536 "$out/corpus_$h" "tests/fuzz/seeds/$h"

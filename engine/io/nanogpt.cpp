@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "error.h"
 #include "io/files.h"
@@ -131,10 +132,6 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         tensors[name] = &v->tensor;
     }
     ModelLayout L = make_layout(c, V);
-    TrainerState st;
-    st.params.assign(L.flat, 0.0f);
-    st.adam_m.assign(L.flat, 0.0f);
-    st.adam_v.assign(L.flat, 0.0f);
     auto shape_text = [](const std::vector<int64_t>& s) {
         std::string t = "(";
         for (size_t i = 0; i < s.size(); i++) t += (i ? ", " : "") + std::to_string(s[i]);
@@ -150,7 +147,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         std::vector<double> x = file.values(t);
         for (size_t i = 0; i < pi.count; i++) flat[pi.offset + i] = float(x[i]);
     };
-    for (const ParamInfo& pi : L.info) {
+    for (const ParamInfo& pi : L.info) {  // every tensor there, in its shape, before anything is allocated
         auto it = tensors.find(pi.name);
         if (it == tensors.end())
             throw bad("it lacks tensor '" + pi.name + "' (model_args says n_layer " + std::to_string(c.n_layer) +
@@ -159,6 +156,15 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         if (!same_shape(it->second->shape, pi.shape))
             throw bad("tensor '" + pi.name + "' has shape " + shape_text(it->second->shape) + ", model_args make it " +
                       shape_text(want));
+    }
+    if (L.flat > (size_t(1) << 31))
+        throw Error("'" + path + "' holds " + std::to_string(L.flat) + " parameters, more than Attention Lab opens");
+    TrainerState st;
+    st.params.assign(L.flat, 0.0f);
+    st.adam_m.assign(L.flat, 0.0f);
+    st.adam_v.assign(L.flat, 0.0f);
+    for (const ParamInfo& pi : L.info) {
+        auto it = tensors.find(pi.name);
         copy_into(st.params, pi, *it->second);
         tensors.erase(it);
     }
@@ -173,6 +179,13 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     }
     if (!tensors.empty()) throw bad("tensor '" + tensors.begin()->first + "' is not part of nanoGPT's GPT");
 
+    // a number saved as a Python number or a one-element tensor (AdamW's step, best_val_loss)
+    auto scalar = [&](const ValuePtr& v) -> std::optional<double> {
+        if (v->kind == Kind::Int) return double(v->i);
+        if (v->kind == Kind::Float) return v->f;
+        if (v->kind != Kind::Tensor || v->tensor.numel() != 1) return std::nullopt;
+        return file.values(v->tensor)[0];
+    };
     std::string said;
     auto say = [&](const std::string& s) { said += (said.empty() ? "" : "; ") + s; };
     int iter_num = 0;
@@ -212,8 +225,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
                 copy_into(st.adam_m, L.info[order[j]], e->get("exp_avg")->tensor);
                 copy_into(st.adam_v, L.info[order[j]], e->get("exp_avg_sq")->tensor);
                 if (ValuePtr s = e->get("step"); j == 0 && s) {
-                    double step = s->kind == Kind::Tensor ? file.values(s->tensor).at(0) : s->kind == Kind::Int ? double(s->i) : s->f;
-                    st.step = int(std::clamp(step, 0.0, double(k_max_checkpoint_step)));
+                    if (auto step = scalar(s)) st.step = int(std::clamp(*step, 0.0, double(k_max_checkpoint_step)));
                 }
             }
             moments = true;
@@ -251,11 +263,10 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     }
     ck.state = std::move(st);
     ValuePtr best = root->get("best_val_loss");
-    if (best && (best->kind == Kind::Tensor || best->kind == Kind::Float)) {
-        double v = best->kind == Kind::Float ? best->f : file.values(best->tensor).at(0);
-        if (std::isfinite(v) && v < 1e8) {
+    if (auto v = best ? scalar(best) : std::nullopt) {
+        if (std::isfinite(*v) && *v < 1e8) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "its best val loss %.4f", v);
+            std::snprintf(buf, sizeof buf, "its best val loss %.4f", *v);
             say(buf);
         }
     }

@@ -517,6 +517,10 @@ std::vector<double> TorchFile::values(const TensorRef& t) const {
     const std::string& b = it->second;
     const int size = dtype_size(t.dtype);
     int64_t n = t.numel();
+    // a view may repeat elements (stride 0), but not into billions of values from a small storage
+    if (n > t.storage_numel && n > (int64_t(1) << 24))
+        throw Error("'" + m_path + "': a tensor of " + std::to_string(n) + " elements views a storage of " +
+                    std::to_string(t.storage_numel));
     std::vector<double> out;
     out.reserve(size_t(n));
     std::vector<int64_t> idx(t.shape.size(), 0);
