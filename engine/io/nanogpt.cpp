@@ -81,6 +81,10 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         return nullptr;
     };
     auto as_double = [](const Value* v) { return v->kind == Kind::Float ? v->f : v->kind == Kind::Bool ? double(v->b) : double(v->i); };
+    // a saved number as an int or float, clamped first (a conversion out of range is undefined; validate() then
+    // refuses what is out of its own range), NaN as 0 for ints
+    auto to_int = [](double x) { return std::isfinite(x) ? int(std::clamp(x, -1e9, 1e9)) : 0; };
+    auto to_float = [](double x) { return std::isnan(x) ? float(x) : float(std::clamp(x, -1e30, 1e30)); };
     auto arg_int = [&](const char* key) {
         double x = as_double(number(args, key, true));
         if (x != std::floor(x) || x < 1 || x > 1e9) throw bad(std::string("model_args '") + key + "' is not a positive integer");
@@ -95,12 +99,12 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     c.block_size = arg_int("block_size");
     const int V = arg_int("vocab_size");
     if (const Value* b = number(args, "bias", false)) c.bias = as_double(b) != 0;
-    if (const Value* d = number(args, "dropout", false)) c.dropout = float(as_double(d));
+    if (const Value* d = number(args, "dropout", false)) c.dropout = to_float(as_double(d));
     // training settings from train.py's config, where it saved them
     ValuePtr conf = root->get("config");
     if (conf && conf->kind == Kind::Dict) {
-        auto set_f = [&](const char* key, float& f) { if (const Value* v = number(conf, key, false)) f = float(as_double(v)); };
-        auto set_i = [&](const char* key, int& i) { if (const Value* v = number(conf, key, false)) i = int(as_double(v)); };
+        auto set_f = [&](const char* key, float& f) { if (const Value* v = number(conf, key, false)) f = to_float(as_double(v)); };
+        auto set_i = [&](const char* key, int& i) { if (const Value* v = number(conf, key, false)) i = to_int(as_double(v)); };
         set_f("learning_rate", c.lr);
         set_f("min_lr", c.min_lr);
         set_f("weight_decay", c.weight_decay);
@@ -189,7 +193,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     std::string said;
     auto say = [&](const std::string& s) { said += (said.empty() ? "" : "; ") + s; };
     int iter_num = 0;
-    if (const Value* v = number(root, "iter_num", false)) iter_num = int(std::clamp(as_double(v), 0.0, 1e9));
+    if (const Value* v = number(root, "iter_num", false)) iter_num = std::max(0, to_int(as_double(v)));
     st.step = iter_num;
     // AdamW's moments: the optimizer's parameter ids, group after group, in nanoGPT's order (or the state dict's)
     ValuePtr opt = root->get("optimizer");
@@ -225,7 +229,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
                 copy_into(st.adam_m, L.info[order[j]], e->get("exp_avg")->tensor);
                 copy_into(st.adam_v, L.info[order[j]], e->get("exp_avg_sq")->tensor);
                 if (ValuePtr s = e->get("step"); j == 0 && s) {
-                    if (auto step = scalar(s)) st.step = int(std::clamp(*step, 0.0, double(k_max_checkpoint_step)));
+                    if (auto step = scalar(s)) st.step = std::clamp(to_int(*step), 0, k_max_checkpoint_step);
                 }
             }
             moments = true;
