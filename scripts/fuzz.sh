@@ -22,7 +22,10 @@ out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
-clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp -o "$out/fuzz_checkpoint"
+# (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
+clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
+    engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp \
+    engine/io/torch_pickle.cpp -lzip -o "$out/fuzz_checkpoint"
 clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
 clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/torch_pickle.cpp engine/io/files.cpp \
     engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp -lzip -o "$out/fuzz_nanogpt"
