@@ -26,22 +26,14 @@ layout(push_constant) uniform P {
     uint parts;     // grad_norm's, unused here
     vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
 } p;
+#include "replica_grad.glsl"
 void main() {
     vec4 h0 = hyper.h0, h1 = hyper.h1, c = clip;  // constant offsets: one load for all lanes on lavapipe, not a fetch each
     uint i = gid();
     if (i >= p.n) return;
     float lr = h0.x, beta1 = h0.y, beta2 = h0.z, eps = h0.w, bc1 = h1.y, bc2 = h1.z;
     float weight_decay = i < p.decay_end ? h1.x : 0.0;
-    vec4 g;
-    if (p.replicas <= 1u) {
-        g = texelFetch(grads_t, int(i));
-    } else {
-        g = vec4(0.0);
-        for (uint r = 0u; r < p.replicas; r++) {
-            float w = r < 4u ? p.w0[r] : p.w1[r - 4u];
-            g += w * texelFetch(grads_t, int(r * p.n + i));
-        }
-    }
+    vec4 g = replica_grad(i);
     g *= c.x;
     vec4 x = texelFetch(params_t, int(i)) * (1.0 - lr * weight_decay);
     vec4 mi = beta1 * texelFetch(m_t, int(i)) + (1.0 - beta1) * g;

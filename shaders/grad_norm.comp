@@ -14,13 +14,8 @@ layout(push_constant) uniform P {
     uint parts;     // T = ceil(n / 8)
     vec4 w0, w1;    // weight of slice r: w0[r] for r < 4, w1[r - 4] after (replicas > 1)
 } p;
-vec4 grad(uint i) {
-    if (i >= p.n) return vec4(0.0);
-    if (p.replicas <= 1u) return texelFetch(grads_t, int(i));
-    vec4 g = vec4(0.0);
-    for (uint r = 0u; r < p.replicas; r++) g += (r < 4u ? p.w0[r] : p.w1[r - 4u]) * texelFetch(grads_t, int(r * p.n + i));
-    return g;
-}
+#include "replica_grad.glsl"
+vec4 grad(uint i) { return i < p.n ? replica_grad(i) : vec4(0.0); }
 void main() {
     uint j = gid();
     if (j >= p.parts) return;
