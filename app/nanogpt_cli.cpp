@@ -46,10 +46,13 @@ int run_nanogpt_command(int argc, char** argv) {
     }
     try {
         if (import) {
-            std::string corpus = data.empty() ? RunOptions{}.data_path : data;
+            // the corpus's characters are the vocabulary when there is no meta.pkl: the default corpus is read only
+            // then, a --data always (so that a wrong path is said)
+            std::string corpus = data.empty() ? default_corpus_path() : data;
             std::vector<uint32_t> vocab;
             std::error_code ec;
-            if (meta.empty() && (!data.empty() || std::filesystem::is_regular_file(corpus, ec)))
+            bool meta_beside = std::filesystem::is_regular_file(std::filesystem::path(in).parent_path() / "meta.pkl", ec);
+            if (meta.empty() && (!data.empty() || (!meta_beside && std::filesystem::is_regular_file(corpus, ec))))
                 vocab = Dataset::from_file(corpus).vocab();
             std::string note;
             Checkpoint ck = import_nanogpt(in, meta, vocab.empty() ? nullptr : &vocab, &note);

@@ -42,6 +42,9 @@ refused "cannot be shown as characters" --headless --resume "$tmp/alone.pt" --da
 a=$("$bin" inspect "$tmp/run.safetensors" --data "$tmp/five.txt" 2>&1 | grep -v "^device" | tail -n +2)  # not the name
 b=$("$bin" inspect "$tmp/back.safetensors" --data "$tmp/five.txt" 2>&1 | grep -v "^device" | tail -n +2)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "export + import should give back the same model: $(diff <(echo "$a") <(echo "$b") | head)"
+# an imported run names no corpus (nanoGPT's checkpoint records none): inspect without --data takes the default
+# corpus, never the checkpoint's own bytes, and says which characters it lacks
+refused "different vocabulary (5 characters; this corpus has 65)" inspect "$tmp/run.safetensors"
 
 # refusals
 "$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --save "$tmp/lecture.safetensors" >/dev/null 2>&1
@@ -63,7 +66,14 @@ refused "--bias is nanoGPT's switch" --headless --data "$corpus" --preset layern
 
 # the presets train (a few steps, the small one)
 out=$("$bin" --headless --quiet --data "$corpus" --preset nanogpt-cpu --max-iters 2 --eval-interval 2 --eval-iters 1 \
-      --sample-chars 0 2>&1) && ok || bad "nanogpt-cpu: $out"
+      --sample-chars 0 --save "$tmp/cpu.safetensors" 2>&1) && ok || bad "nanogpt-cpu: $out"
 grep -q "nanoGPT: 4 layers x 4 heads x 32, n_embd 128, block 64" <<<"$out" && ok || bad "nanogpt-cpu's model: $out"
+# its round trip through nanoGPT's files: the import finds meta.pkl beside ckpt.pt, and the imported run inspects
+# without --data (tiny Shakespeare, the default corpus, has its 65 characters)
+"$bin" export nanogpt "$tmp/cpu.safetensors" -o "$tmp/cpuout" >/dev/null 2>&1 && ok || bad "export of nanogpt-cpu"
+out=$("$bin" import nanogpt "$tmp/cpuout/ckpt.pt" -o "$tmp/cpuback.safetensors" 2>&1) && ok || bad "import: $out"
+grep -q "note: characters from .*cpuout/meta.pkl" <<<"$out" && ok || bad "the import should take meta.pkl beside it: $out"
+out=$("$bin" inspect "$tmp/cpuback.safetensors" 2>&1) && ok || bad "inspect of the imported run without --data: $out"
+grep -q "^probe (64 characters)" <<<"$out" && ok || bad "inspect should show a probe of the default corpus: $out"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

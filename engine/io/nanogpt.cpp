@@ -240,7 +240,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
 
     Checkpoint ck;
     ck.config = c;
-    ck.corpus = path;
+    ck.corpus = "";  // nanoGPT's checkpoint names no text file (its config's `dataset` is a folder name)
     // the vocabulary
     std::string meta = meta_path;
     if (meta.empty()) {
