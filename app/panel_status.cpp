@@ -48,7 +48,7 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     }
     StatusState::Shown& s = st.shown;
     if (st.readout.due(readout_state(snap, s.step)))
-        s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps};
+        s = {snap.step, snap.it_per_s, snap.tokens_per_s, snap.ms_per_step, snap.gpu_ms, st.fps, snap.grad_norm};
     // The bar's pieces, in order; a narrow window drops the least needed first (`drop`: higher goes first), and
     // the tooltip then lists them.
     struct Piece {
@@ -68,6 +68,10 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     pieces.push_back({buf, 1});
     std::snprintf(buf, sizeof buf, "%.2f ms/step (GPU %.2f ms)%s", s.ms_per_step, s.gpu_ms, last);
     pieces.push_back({buf, 3});
+    if (s.grad_norm >= 0) {  // updates clip (nanoGPT's runs): the norm they clip, above grad_clip scaled down to it
+        std::snprintf(buf, sizeof buf, "grad norm %.3f%s", s.grad_norm, s.grad_norm > snap.cfg.grad_clip ? " (clipped)" : "");
+        pieces.push_back({buf, 2});
+    }
     std::snprintf(buf, sizeof buf, "%.0f/%d fps", s.fps, fps_cap);
     pieces.push_back({buf, 4});
     std::snprintf(buf, sizeof buf, "%s, %zu params, vocab %d", snap.cfg.preset.c_str(), snap.params, snap.vocab);
@@ -120,6 +124,8 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("it/s: training steps a second of training time (evaluations, sampling and pauses left out)\n"
                           "tokens/s and ms/step: the training steps alone (GPU: the step's own GPU time)\n"
+                          "grad norm (runs that clip, as nanoGPT's): the last update's gradient norm, scaled down "
+                          "to the clip when above it\n"
                           "fps: frames drawn a second / the cap%s%s",
                           dropped.empty() ? "" : "\n\nnot shown at this window width:", dropped.c_str());
 }

@@ -40,6 +40,7 @@ void print_eval_line(const Context& ctx, const Trainer& tr, const SessionEval& e
     if (e.eval.tps > 0)
         std::printf(" | %.0f tokens/s, %.2f ms/step, GPU memory %.1f MiB", e.eval.tps, e.ms_per_step,
                     (ctx.allocated_bytes() + tr.replica_bytes()) / 1048576.0);
+    if (float norm = tr.last_grad_norm(); norm >= 0) std::printf(" | grad norm %.3f", norm);  // clipping on
     std::printf("\n");
     std::fflush(stdout);
 }
@@ -63,6 +64,7 @@ void TerminalProgress::step_line_now(const Session& run, const StepResult& r) {
     step_line = clock::now();
     std::fprintf(stderr, "\r\033[Kstep %d/%d  loss %.4f  %.2f ms/step (GPU %.2f ms)", run.step_count(),
                  run.config().max_iters, r.loss, run.ms_per_step_since_eval(), r.gpu_ms);
+    if (r.grad_norm >= 0) std::fprintf(stderr, "  grad norm %.3f", r.grad_norm);
 }
 
 }  // namespace attn

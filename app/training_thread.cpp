@@ -327,6 +327,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.kernel_times.clear();
         s.kernel_steps = 0;
         s.train_s = s.eval_s = s.sample_s = s.wall_s = 0;
+        s.grad_norm = -1;
         s.ms_per_step = s.gpu_ms = s.tokens_per_s = 0;  // smoothed over steps: the new model's own from its first
         m_gpu_readings = 0;
         m_gpu_share = 0;
@@ -491,6 +492,7 @@ void TrainingThread::do_step(bool force_attention) {
         Snapshot& s = m_snap;
         s.step = step;
         s.step_losses.push_back(r.loss);
+        s.grad_norm = r.grad_norm;
         double ms = s_step * 1e3;
         // a warm-up step's time is shown only until the first ordinary step, which starts the smoothing afresh
         bool reseed = s.ms_per_step <= 0 || r.warmup || m_wall_from_warmup;

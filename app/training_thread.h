@@ -65,6 +65,7 @@ struct Snapshot {
     std::vector<uint32_t> att_tokens;
     int att_T = 0, att_element = 0, att_layer = 0, att_head = 0;
     double ms_per_step = 0, gpu_ms = 0, tokens_per_s = 0, it_per_s = 0;
+    float grad_norm = -1;           // of the last update (StepResult::grad_norm): -1 when updates do not clip
     double sample_ms = 0;           // cost of the last sample
     int sample_every_steps = 0;     // auto-sample cadence that keeps sampling <= 1/20 of the time (k_sample_ratio)
     Config cfg;                     // the running config

@@ -423,9 +423,13 @@ TEST_CASE("twenty training steps follow the CPU twin with AdamW", "[model]") {
         Rng pick(9);
         for (int step = 1; step <= 20; step++) {
             for (auto& o : off) o = uint32_t(pick.below(data.n_train() - c.block_size));
-            float gpu = tr.step(&off).loss;
+            StepResult r = tr.step(&off);
+            float gpu = r.loss;
             double cpu = ref::model_loss(tr.model(), flat, data.tokens(), off, c.batch_size, &grads, tr.dropout_key());
-            if (c.grad_clip > 0) ref::clip_grad_norm(grads, c.grad_clip);
+            // the norm the update clipped with, as shown in the terminal and the window; -1 when nothing clips
+            if (c.grad_clip > 0) REQUIRE(r.grad_norm == Approx(ref::clip_grad_norm(grads, c.grad_clip)).epsilon(1e-4));
+            else REQUIRE(r.grad_norm == -1.0f);
+            REQUIRE(tr.last_grad_norm() == r.grad_norm);
             ref::adamw(flat, grads, m, v, c.lr_at(step - 1), 0.9, c.beta2, 1e-8, c.weight_decay, step,
                        tr.model().layout().decay_end);
             INFO("step " << step);
@@ -511,6 +515,7 @@ TEST_CASE("training on replicas follows training on one device, to float roundin
         c.dropout = 0;  // each slice draws its own masks: the same model only without dropout
         if (std::string(k.preset) == "gpt") {
             c.n_embd = 8; c.head_size = 0; c.n_head = 2; c.n_layer = 2;
+            c.grad_clip = 0.5f;  // the mean gradient's norm, clipped on every replica alike
         }
         c.lr = 1e-2f;
         Trainer one(test::ctx(), data, c, 1), split(test::ctx(), data, c, k.replicas);
@@ -520,12 +525,18 @@ TEST_CASE("training on replicas follows training on one device, to float roundin
         one.set_display_batch(k.batch - 1);
         std::vector<uint32_t> off(c.batch_size);
         Rng pick(3);
+        float norm_before = -1;  // replicas update at the start of the next step: their norm is a step behind
         for (int step = 0; step < 12; step++) {
             for (auto& o : off) o = uint32_t(pick.below(data.n_train() - c.block_size));
-            float a = one.step(&off).loss, b = split.step(&off).loss;
+            StepResult a = one.step(&off), b = split.step(&off);
             INFO("step " << step);
-            REQUIRE(b == Approx(a).epsilon(1e-5));
+            REQUIRE(b.loss == Approx(a.loss).epsilon(1e-5));
+            if (c.grad_clip > 0 && step > 0) REQUIRE(b.grad_norm == Approx(norm_before).epsilon(1e-4));
+            else REQUIRE(b.grad_norm == -1.0f);
+            norm_before = a.grad_norm;
         }
+        split.flush();  // the last update: its norm is the last step's
+        REQUIRE(split.last_grad_norm() == Approx(one.last_grad_norm()).epsilon(1e-4));
         test::require_close(test::to_d(split.read_attention()), test::to_d(one.read_attention()), 1e-6, 1e-4,
                             "attention of the displayed element");
         test::require_close(test::to_d(split.model().read_params()), test::to_d(one.model().read_params()), 1e-6,

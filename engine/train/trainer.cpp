@@ -337,6 +337,7 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     if (!m_shards.empty()) {
         r = step_replicated(profiled, warmup);
         r.warmup = warmup;
+        r.grad_norm = last_grad_norm();
         return r;
     }
     r.warmup = warmup;
@@ -350,8 +351,16 @@ StepResult Trainer::step(const std::vector<uint32_t>* fixed) {
     const float* res = static_cast<const float*>(m_act->result.mapped());
     r.loss = res[0];
     r.finite = res[1] == 0.0f && std::isfinite(res[0]);
+    r.grad_norm = last_grad_norm();
     m_step++;
     return r;
+}
+
+float Trainer::last_grad_norm() const {
+    if (m_cfg.grad_clip <= 0) return -1;
+    // Model::clip (host-visible): {scale, norm}, written by grad_norm's second dispatch; shard 0's model is this one
+    float norm = static_cast<const float*>(m_model->clip.mapped())[1];
+    return norm > 0 ? norm : -1;
 }
 
 // One submit that long would stall the window on a single queue: cut the step (bit-identical results). With

@@ -24,6 +24,10 @@ struct StepResult {
     // runs pay for cold memory and first dispatches (lavapipe, single-head: 6.6 ms of GPU time against 0.3), so
     // averages of a few readings leave them out.
     bool warmup = false;
+    // The global L2 norm of the gradient the last AdamW update used (what nanoGPT's clip_grad_norm_ returns), -1 when
+    // updates do not clip (grad_clip 0: the norm is not computed) or none has run yet. With replicas the update runs
+    // at the start of the next step, so this is the step before's.
+    float grad_norm = -1;
 };
 
 struct EvalResult {
@@ -94,6 +98,8 @@ public:
     // a re-recording); the results are the same bits either way.
     void flush();
     int step_count() const { return m_step; }
+    // StepResult::grad_norm of the last update (flush's included).
+    float last_grad_norm() const;
     size_t num_params() const { return m_model->num_params(); }
 
     // Live settings: learning rate, weight decay, batch size, eval settings, sampling, the causal mask and
