@@ -1,5 +1,6 @@
 // Benchmark: GFLOP/s of the linear-layer kernels (forward, backward's dinp part, its dw + dbias part) at
-// the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256),
+// the gpt preset's shapes and the small models' (C64: small GPT, M = 512; C32: the lecture's stages, M = 256;
+// C128: nanogpt-cpu, M = 384 a replica),
 // the head (vocabulary 65) with its logits and their gradient in rows padded to 68 as the model lays them out,
 // on the current device. Prints one row per shape.
 //   attn_bench_matmul [M]   (M = rows = batch*block; default 2048, the gpt preset at batch 8)
@@ -26,7 +27,9 @@ int main(int argc, char** argv) {
                                 {"C64 64->192", 192, 64, false},      {"C64 256->64", 64, 256, false},
                                 {"C64 64->64", 64, 64, false},        {"C32 32->128", 128, 32, true},
                                 {"C32 32->96", 96, 32, false},        {"C32 32->65", 65, 32, false},
-                                {"C32 32->32", 32, 32, false}};
+                                {"C32 32->32", 32, 32, false},
+                                {"C128 128->384", 384, 128, false}, {"C128 128->128", 128, 128, false},
+                                {"C128 128->512", 512, 128, false}, {"C128 512->128", 128, 512, false}};
         std::printf("M = %u rows\n%-16s %12s %12s %12s %7s\n", M, "shape", "fwd GFLOP/s", "dinp GFLOP/s", "dw GFLOP/s",
                     "splits");
         for (const Shape& s : shapes) {
