@@ -369,7 +369,9 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
             bool custom = e.differs_from_preset();
             double ref = Config::lecture_val_loss(e.preset);
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-            if (ref > 0) ImGui::TextWrapped("lecture val loss %.2f%s", ref, custom ? " (switches changed)" : "");
+            if (ref > 0)
+                ImGui::TextWrapped("%s val loss %.2f%s", std::string(Config::reference_source(e.preset)) == "nanoGPT" ?
+                                   "nanoGPT README" : "lecture", ref, custom ? " (switches changed)" : "");
             else if (custom) ImGui::TextWrapped("switches changed from the preset");
             ImGui::PopStyleColor();
         }

@@ -146,7 +146,9 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     ImGui::Checkbox("log y", &st.log_y);
     same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "all lecture refs"));
     ImGui::Checkbox("all lecture refs", &st.all_refs);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every preset's val loss from the lecture, faint; the current one bold");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Every preset's val loss from the lecture (the nanogpt presets': nanoGPT's README), faint; "
+                          "the current one bold");
     legend_item(k_train_colour, "train estimate", 16);
     legend_item(k_val_colour, "val estimate");
     legend_item(IM_COL32(170, 170, 185, 200), "per step");
@@ -331,7 +333,9 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         float y = py(refs[r].second);
         if (y < a.y - 1 || y > b.y + 1) continue;
         char buf[64];
-        std::snprintf(buf, sizeof buf, own ? "%s %.2f (lecture)" : "%s %.2f", refs[r].first.c_str(), refs[r].second);
+        if (own) std::snprintf(buf, sizeof buf, "%s %.2f (%s)", refs[r].first.c_str(), refs[r].second,
+                               Config::reference_source(refs[r].first));
+        else std::snprintf(buf, sizeof buf, "%s %.2f", refs[r].first.c_str(), refs[r].second);
         ImVec2 ts = ImGui::CalcTextSize(buf);
         auto clear_of = [&](float lx, float ly) {
             for (auto& t : taken)

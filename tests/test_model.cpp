@@ -126,6 +126,15 @@ TEST_CASE("nanoGPT's GPT passes the gradient check: tied lm_head, c_attn bias, e
     }
 }
 
+TEST_CASE("the presets' reference val losses say whose they are", "[model]") {
+    REQUIRE(Config::lecture_val_loss("layernorm") == 2.06);
+    REQUIRE(std::string(Config::reference_source("layernorm")) == "lecture");
+    REQUIRE(std::string(Config::reference_source("gpt")) == "lecture");
+    REQUIRE(Config::lecture_val_loss("nanogpt-cpu") == 1.88);  // nanoGPT's README, not the lecture
+    REQUIRE(std::string(Config::reference_source("nanogpt-cpu")) == "nanoGPT");
+    REQUIRE(std::string(Config::reference_source("nanogpt-char")) == "nanoGPT");
+}
+
 TEST_CASE("nanoGPT's initialisation: N(0, 0.02), residual projections 0.02/sqrt(2 n_layer), 2-D tensors first",
           "[model]") {
     Config c;

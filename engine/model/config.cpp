@@ -119,6 +119,10 @@ double Config::lecture_val_loss(const std::string& preset) {
     return 0.0;
 }
 
+const char* Config::reference_source(const std::string& preset) {
+    return preset.rfind("nanogpt", 0) == 0 ? "nanoGPT" : "lecture";
+}
+
 std::string Config::describe() const {
     if (kind == ModelKind::Bigram) return "bigram (embedding lookup)";
     char buf[240];

@@ -65,9 +65,11 @@ struct Config {
     // Whether the model (its sizes and switches, dropout included) differs from what `preset` sets.
     bool differs_from_preset() const;
     static std::vector<std::string> preset_names();
-    // The lecture's val loss for a preset (0 if none), for plots and benchmarks.
+    // The lecture's val loss for a preset (0 if none), for plots and benchmarks; the nanogpt presets' are nanoGPT's
+    // README's, and reference_source names where a preset's value comes from ("lecture" or "nanoGPT").
     static double lecture_val_loss(const std::string& preset);
     double lecture_val_loss() const { return lecture_val_loss(preset); }
+    static const char* reference_source(const std::string& preset);
     // What in this config differs from `other`, in words ("seed 42, lr 0.003"; "" when nothing that changes a
     // run does): the model's shape and switches, seed, and the training settings (not sampling or eval settings).
     std::string differences_from(const Config& other) const;
