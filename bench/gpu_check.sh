@@ -6,6 +6,7 @@
 #                                     # Vulkan loader and GL dispatch packages) and .devlibs/ (the shared libraries
 #                                     # attnlab links, the Khronos validation layer), both ignored by git
 #   bash bench/gpu_check.sh run       # there, carrying: build assets/tinyshakespeare.txt .gl .devlibs
+#   bash bench/gpu_check.sh nanogpt   # there, the same carried: nanogpt-char's 5000 steps, in a call of its own
 #
 # `run` stops at once if attnlab finds no Vulkan device; else, with logs in $OUT (or out/): the engine tests with the
 # validation layer on (kernels against CPU references, gradients, checkpoints, labs), the gpt preset's --profile
@@ -37,9 +38,9 @@ prepare() {
     echo "prepared: run 'bash bench/gpu_check.sh run' there, carrying build assets/tinyshakespeare.txt .gl .devlibs (64 MiB at most)"
 }
 
-run() {
-    local out=${OUT:-out} icd t
-    mkdir -p "$out"
+# There: the Vulkan loader and attnlab's libraries in place, and a Vulkan device found (else exit 3).
+there() {
+    local icd
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
     export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -54,6 +55,12 @@ run() {
             --data assets/tinyshakespeare.txt 2>&1 | tail -n 20
         exit 3
     fi
+}
+
+run() {
+    local out=${OUT:-out} t
+    mkdir -p "$out"
+    there
     t=$SECONDS
     timeout 180 build/attn_tests "[ops],[model],[checkpoint],[dataset],[lab]" >"$out/tests.log" 2>&1
     echo "tests: exit $? in $((SECONDS - t)) s"; tail -n 4 "$out/tests.log"
@@ -71,8 +78,23 @@ run() {
     echo "lecture stages: exit $? in $((SECONDS - t)) s"; grep -E 'after|passed|failed' "$out/lecture.log" | sort -u
 }
 
+# nanoGPT's shakespeare_char run (--preset nanogpt-char: 5000 steps, an estimate of 200 batches every 250) to its
+# val loss (nanoGPT's README: 1.4697; the target <= 1.50), with its metrics in $OUT. Its own call: about 7 minutes
+# on an H200 if it trains as fast as the gpt preset there (tokens/s in RESULTS-GPU.md); cut at 9.
+nanogpt() {
+    local out=${OUT:-out} t
+    mkdir -p "$out"
+    there
+    t=$SECONDS
+    timeout 540 build/attnlab --headless --preset nanogpt-char --data assets/tinyshakespeare.txt --sample-chars 300 \
+        --metrics "$out/nanogpt_char.csv" >"$out/nanogpt_char.log" 2>&1
+    echo "nanogpt-char: exit $? in $((SECONDS - t)) s (124: cut at 540 s)"
+    grep -E '^step' "$out/nanogpt_char.log" | tail -n 6
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
+    nanogpt) nanogpt ;;
     *) awk 'NR>1 && /^#/{sub(/^# ?/, ""); print; next} NR>1{exit}' "$0"; exit 2 ;;
 esac
