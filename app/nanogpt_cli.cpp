@@ -51,7 +51,8 @@ int run_nanogpt_command(int argc, char** argv) {
             std::string corpus = data.empty() ? default_corpus_path() : data;
             std::vector<uint32_t> vocab;
             std::error_code ec;
-            bool meta_beside = std::filesystem::is_regular_file(std::filesystem::path(in).parent_path() / "meta.pkl", ec);
+            auto beside = std::filesystem::path(in).parent_path() / "meta.pkl";
+            bool meta_beside = std::filesystem::is_regular_file(beside, ec);
             if (meta.empty() && (!data.empty() || (!meta_beside && std::filesystem::is_regular_file(corpus, ec))))
                 vocab = Dataset::from_file(corpus).vocab();
             std::string note;

@@ -370,8 +370,8 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
             double ref = Config::lecture_val_loss(e.preset);
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
             if (ref > 0)
-                ImGui::TextWrapped("%s val loss %.2f%s", std::string(Config::reference_source(e.preset)) == "nanoGPT" ?
-                                   "nanoGPT README" : "lecture", ref, custom ? " (switches changed)" : "");
+                ImGui::TextWrapped("%s val loss %.2f%s", Config::reference_source(e.preset), ref,
+                                   custom ? " (switches changed)" : "");
             else if (custom) ImGui::TextWrapped("switches changed from the preset");
             ImGui::PopStyleColor();
         }

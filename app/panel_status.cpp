@@ -69,7 +69,8 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     std::snprintf(buf, sizeof buf, "%.2f ms/step (GPU %.2f ms)%s", s.ms_per_step, s.gpu_ms, last);
     pieces.push_back({buf, 3});
     if (s.grad_norm >= 0) {  // updates clip (nanoGPT's runs): the norm they clip, above grad_clip scaled down to it
-        std::snprintf(buf, sizeof buf, "grad norm %.3f%s", s.grad_norm, s.grad_norm > snap.cfg.grad_clip ? " (clipped)" : "");
+        std::snprintf(buf, sizeof buf, "grad norm %.3f%s", s.grad_norm,
+                      s.grad_norm > snap.cfg.grad_clip ? " (clipped)" : "");
         pieces.push_back({buf, 2});
     }
     std::snprintf(buf, sizeof buf, "%.0f/%d fps", s.fps, fps_cap);

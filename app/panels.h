@@ -176,7 +176,11 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt);
 
 struct StatusState {
     double fps = 0;
-    struct Shown { int step = 0; double it_per_s = 0, tokens_per_s = 0, ms_per_step = 0, gpu_ms = 0, fps = 0; float grad_norm = -1; };
+    struct Shown {
+        int step = 0;
+        double it_per_s = 0, tokens_per_s = 0, ms_per_step = 0, gpu_ms = 0, fps = 0;
+        float grad_norm = -1;
+    };
     Shown shown;  // what the bar's numbers show (refreshed by `readout`)
     Readout readout;
     std::string device_name;

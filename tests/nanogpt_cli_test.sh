@@ -47,8 +47,10 @@ b=$("$bin" inspect "$tmp/back.safetensors" --data "$tmp/five.txt" 2>&1 | grep -v
 refused "different vocabulary (5 characters; this corpus has 65)" inspect "$tmp/run.safetensors"
 
 # refusals
-out=$("$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --save "$tmp/lecture.safetensors" 2>&1)
-grep -q "^step 1: train loss" <<<"$out" && ! grep -q "grad norm" <<<"$out" && ok || bad "no grad norm without clipping: $out"
+out=$("$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 \
+      --save "$tmp/lecture.safetensors" 2>&1)
+grep -q "^step 1: train loss" <<<"$out" && ! grep -q "grad norm" <<<"$out" && ok ||
+    bad "no grad norm without clipping: $out"
 refused "only nanoGPT's GPT can be exported" export nanogpt "$tmp/lecture.safetensors" -o "$tmp/x"
 refused "unknown format 'gpt2'" import gpt2 "$fix/nanogpt_step.pt" -o "$tmp/y.safetensors"
 head -c 3000 "$fix/nanogpt_step.pt" > "$tmp/truncated.pt"
@@ -70,12 +72,14 @@ out=$("$bin" --headless --quiet --data "$corpus" --preset nanogpt-cpu --max-iter
       --sample-chars 0 --save "$tmp/cpu.safetensors" 2>&1) && ok || bad "nanogpt-cpu: $out"
 grep -q "nanoGPT: 4 layers x 4 heads x 32, n_embd 128, block 64" <<<"$out" && ok || bad "nanogpt-cpu's model: $out"
 # it clips at 1.0: the evaluation line ends with the last update's gradient norm
-grep -qE "^step 2: train loss .* MiB \| grad norm [0-9]+\.[0-9]{3}$" <<<"$out" && ok || bad "nanogpt-cpu's grad norm: $out"
+grep -qE "^step 2: train loss .* MiB \| grad norm [0-9]+\.[0-9]{3}$" <<<"$out" && ok ||
+    bad "nanogpt-cpu's grad norm: $out"
 # its round trip through nanoGPT's files: the import finds meta.pkl beside ckpt.pt, and the imported run inspects
 # without --data (tiny Shakespeare, the default corpus, has its 65 characters)
 "$bin" export nanogpt "$tmp/cpu.safetensors" -o "$tmp/cpuout" >/dev/null 2>&1 && ok || bad "export of nanogpt-cpu"
 out=$("$bin" import nanogpt "$tmp/cpuout/ckpt.pt" -o "$tmp/cpuback.safetensors" 2>&1) && ok || bad "import: $out"
-grep -q "note: characters from .*cpuout/meta.pkl" <<<"$out" && ok || bad "the import should take meta.pkl beside it: $out"
+grep -q "note: characters from .*cpuout/meta.pkl" <<<"$out" && ok ||
+    bad "the import should take meta.pkl beside it: $out"
 out=$("$bin" inspect "$tmp/cpuback.safetensors" 2>&1) && ok || bad "inspect of the imported run without --data: $out"
 grep -q "^probe (64 characters)" <<<"$out" && ok || bad "inspect should show a probe of the default corpus: $out"
 echo "$passes passed, $fails failed"
