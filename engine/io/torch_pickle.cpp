@@ -484,9 +484,17 @@ TorchFile::TorchFile(const std::string& path) : m_path(path) {
         if (st.size > limit) throw Error("'" + path + "': " + name + " is larger than the checkpoint could need");
         std::unique_ptr<zip_file_t, ZipFileCloser> f(zip_fopen(z.get(), name.c_str(), ZIP_FL_ENC_RAW));
         if (!f) throw Error("'" + path + "': cannot read " + name + " (" + zip_strerror(z.get()) + ")");
-        std::string bytes(size_t(st.size), '\0');
-        zip_int64_t got = st.size ? zip_fread(f.get(), bytes.data(), st.size) : 0;
-        if (got != zip_int64_t(st.size)) throw Error("'" + path + "': " + name + " is damaged (a short read)");
+        // read in chunks, not into st.size bytes at once: the size is the archive's claim, and a damaged one (4 GiB in
+        // a 20 KiB file) must not allocate before the data runs out
+        std::string bytes;
+        std::vector<char> chunk(size_t(1) << 20);
+        while (bytes.size() < st.size) {
+            zip_uint64_t want = std::min<zip_uint64_t>(chunk.size(), st.size - bytes.size());
+            zip_int64_t got = zip_fread(f.get(), chunk.data(), want);
+            if (got <= 0) break;
+            bytes.append(chunk.data(), size_t(got));
+        }
+        if (bytes.size() != st.size) throw Error("'" + path + "': " + name + " is damaged (a short read)");
         return bytes;
     };
     constexpr size_t k_max_pickle = size_t(256) << 20, k_max_storage = size_t(16) << 30;
