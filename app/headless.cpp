@@ -30,6 +30,10 @@ int run_headless(const RunOptions& o) {
         ck = load_checkpoint(o.resume_path, &data.vocab(), &note);
         if (!note.empty()) std::fprintf(stderr, "attnlab: note: %s: %s\n", o.resume_path.c_str(), note.c_str());
         c = resume_config(o, ck, data.vocab());
+        // the checkpoint resumed may have brought files of its own (nanoGPT's meta.pkl): --save must not be one,
+        // said now rather than at the first evaluation
+        if (!o.save_path.empty())
+            if (std::string why = write_problem(o.save_path, "the checkpoint"); !why.empty()) throw Error(why);
     }
     ContextOptions co;
     co.device_index = o.device;

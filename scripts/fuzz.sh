@@ -25,12 +25,31 @@ clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$
 # (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
     engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp \
-    engine/io/torch_pickle.cpp -lzip -o "$out/fuzz_checkpoint"
-clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/torch_pickle.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
-clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/torch_pickle.cpp engine/io/files.cpp \
+    engine/io/pickle.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp -lzip -o "$out/fuzz_checkpoint"
+clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
+clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/pickle.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
     engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp -lzip -o "$out/fuzz_nanogpt"
+# the hostile checkpoints of tests/hostile_cli_test.sh seed the nanoGPT and pickle harnesses too (those under the
+# length limit; their data.pkl for the pickle reader)
+hostile="$out/hostile"
+rm -rf "$hostile" && mkdir -p "$hostile/nanogpt" "$hostile/torch_pickle"
+python3 tests/fixtures/make_hostile.py "$hostile/files" >/dev/null
+find "$hostile/files" -name '*.pt' -size -64k -exec cp {} "$hostile/nanogpt/" \;
+python3 - "$hostile" <<'PY'
+import os, sys, zipfile
+d = sys.argv[1]
+for f in os.listdir(d + "/files"):
+    if f.endswith(".pt"):
+        try:
+            with zipfile.ZipFile(f"{d}/files/{f}") as z:
+                open(f"{d}/torch_pickle/{f}.pkl", "wb").write(z.read("archive/data.pkl"))
+        except Exception:
+            pass  # a damaged container: the nanoGPT harness has the whole file
+PY
 for h in corpus checkpoint torch_pickle nanogpt; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
-    "$out/fuzz_$h" -max_total_time="$secs" -max_len=65536 "$out/corpus_$h" "tests/fuzz/seeds/$h"
+    seeds=("tests/fuzz/seeds/$h")
+    [ -d "$hostile/$h" ] && seeds+=("$hostile/$h")
+    "$out/fuzz_$h" -max_total_time="$secs" -max_len=65536 "$out/corpus_$h" "${seeds[@]}"
 done

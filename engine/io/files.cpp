@@ -136,7 +136,15 @@ static void remove_stale_temps(const std::string& dir, const std::string& name) 
     for (const auto& s : stale) ::unlink(s.c_str());
 }
 
-void write_file_atomic(const std::string& path, const std::string& role, const std::function<void(FileSink&)>& fill) {
+namespace {
+// A file written beside its destination, fsynced and read back, waiting to be renamed into place.
+struct Staged {
+    std::string path, role, tmp, dir;
+    bool existed = false;
+};
+
+// Writes `fill`'s bytes to a new temporary file beside `path` (the rules in files.h) and checks them.
+Staged stage_file(const std::string& path, const std::string& role, const std::function<void(FileSink&)>& fill) {
     if (std::string why = write_problem(path, role); !why.empty()) throw Error(why);
     struct stat st;
     bool existed = ::stat(path.c_str(), &st) == 0;
@@ -193,15 +201,44 @@ void write_file_atomic(const std::string& path, const std::string& role, const s
         ::unlink(tmp.c_str());
         throw fail(std::string("close: ") + std::strerror(e));
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return {path, role, tmp, sp.dir, existed};
+}
+
+// Renames the staged file over its destination, and makes the rename itself survive a crash.
+void commit(const Staged& s) {
+    if (std::rename(s.tmp.c_str(), s.path.c_str()) != 0) {
         int e = errno;
-        ::unlink(tmp.c_str());
-        throw fail(std::string("rename: ") + std::strerror(e));
+        ::unlink(s.tmp.c_str());
+        throw Error("cannot write " + s.role + " to '" + s.path + "': rename: " + std::strerror(e) +
+                    (s.existed ? "; the file there is untouched" : "; nothing was written"));
     }
-    int dfd = ::open(sp.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // the rename itself survives a crash
+    int dfd = ::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);
+    }
+}
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& role, const std::function<void(FileSink&)>& fill) {
+    commit(stage_file(path, role, fill));
+}
+
+void write_files_atomic(const std::vector<FileWrite>& files) {
+    std::vector<Staged> staged;
+    try {
+        for (const FileWrite& f : files) staged.push_back(stage_file(f.path, f.role, [&](FileSink& s) { s.put(f.bytes); }));
+    } catch (...) {
+        for (const Staged& s : staged) ::unlink(s.tmp.c_str());
+        throw;
+    }
+    for (size_t i = 0; i < staged.size(); i++) {
+        try {
+            commit(staged[i]);
+        } catch (...) {
+            for (size_t j = i + 1; j < staged.size(); j++) ::unlink(staged[j].tmp.c_str());
+            throw;
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -43,6 +44,14 @@ void write_file_atomic(const std::string& path, const std::string& role, const s
 inline void write_file_atomic(const std::string& path, const std::string& role, const std::string& bytes) {
     write_file_atomic(path, role, [&](FileSink& s) { s.put(bytes); });
 }
+
+// Several files that belong together (nanoGPT's ckpt.pt and meta.pkl), each written as write_file_atomic does; none
+// replaces its destination before all of them are written and read back. Throws attn::Error; on a failure before
+// the renames every destination is as it was.
+struct FileWrite {
+    std::string path, role, bytes;
+};
+void write_files_atomic(const std::vector<FileWrite>& files);
 
 // Renames `path` to STEM-set-aside-YYYYmmdd-HHMMSS[-N]EXT beside it (EXT: its extension), never over an existing
 // file. Returns the new name; throws attn::Error when it cannot.

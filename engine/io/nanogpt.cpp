@@ -2,7 +2,9 @@
 #include "io/nanogpt.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -42,8 +44,13 @@ static std::vector<int> optimizer_order(const ModelLayout& L) {
 static std::vector<uint32_t> read_meta(const std::string& path, int V) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) throw Error("meta file '" + path + "' does not exist or is not a file");
+    // prepare.py's meta.pkl is a few kB; anything past 64 MiB is not one (and is not read into memory)
+    constexpr std::uintmax_t k_max_meta = std::uintmax_t(64) << 20;
+    if (std::filesystem::file_size(path, ec) > k_max_meta || ec)
+        throw Error("'" + path + "' is not nanoGPT's meta.pkl: it is larger than 64 MiB (prepare.py writes a few kB)");
     std::ifstream f(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) throw Error("cannot read '" + path + "': " + std::strerror(errno));
     ValuePtr root = torch_io::unpickle(bytes, "'" + path + "'");
     auto bad = [&](const std::string& why) { return Error("'" + path + "' is not nanoGPT's meta.pkl: " + why); };
     ValuePtr itos = root->kind == Kind::Dict ? root->get("itos") : nullptr;
@@ -67,6 +74,9 @@ static std::vector<uint32_t> read_meta(const std::string& path, int V) {
 
 Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
                           const std::vector<uint32_t>* corpus_vocab, std::string* note) {
+    // the files read here are never written as anything else by this run (io/files.h), whatever -o, --save or
+    // --metrics say
+    register_file("the nanoGPT checkpoint", path);
     torch_io::TorchFile file(path);
     auto bad = [&](const std::string& why) { return Error("'" + path + "' is not a nanoGPT checkpoint: " + why); };
     const ValuePtr& root = file.root();
@@ -147,9 +157,28 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
             if (a[i] != b[i]) return false;
         return true;
     };
-    auto copy_into = [&](std::vector<float>& flat, const ParamInfo& pi, const torch_io::TensorRef& t) {
+    // a tensor's values into its place in `flat`; refused when one is not finite (or, for AdamW's second moment,
+    // negative): such a file would train into NaN, and a checkpoint saved from it could not be read back
+    enum class Check { Finite, NonNegative };
+    auto copy_into = [&](std::vector<float>& flat, const ParamInfo& pi, const torch_io::TensorRef& t,
+                         const std::string& name, Check check = Check::Finite) {
         std::vector<double> x = file.values(t);
-        for (size_t i = 0; i < pi.count; i++) flat[pi.offset + i] = float(x[i]);
+        for (size_t i = 0; i < pi.count; i++) {
+            float f = float(x[i]);
+            if (!std::isfinite(f) || (check == Check::NonNegative && f < 0))
+                throw bad("tensor '" + name + "' holds " + (std::isnan(f) ? "NaN" : !std::isfinite(f) ? "an infinite value" : "a negative value") +
+                          " at element " + std::to_string(i) + (check == Check::NonNegative ? " (AdamW's second moment)" : "") +
+                          ": it cannot be trained on");
+            flat[pi.offset + i] = f;
+        }
+    };
+    // the bytes a tensor's elements take in the file; a view may not repeat elements of a smaller storage (a real
+    // state dict never does), so the model's tensors together can need no more memory than the file has bytes
+    auto file_bytes = [&](const torch_io::TensorRef& t, const std::string& name) {
+        if (t.numel() > t.storage_numel)
+            throw bad("tensor '" + name + "' has " + std::to_string(t.numel()) + " elements but its storage only " +
+                      std::to_string(t.storage_numel));
+        return uint64_t(t.numel()) * uint64_t(torch_io::dtype_size(t.dtype));
     };
     for (const ParamInfo& pi : L.info) {  // every tensor there, in its shape, before anything is allocated
         auto it = tensors.find(pi.name);
@@ -163,13 +192,18 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     }
     if (L.flat > (size_t(1) << 31))
         throw Error("'" + path + "' holds " + std::to_string(L.flat) + " parameters, more than Attention Lab opens");
+    uint64_t claimed = 0;
+    for (const ParamInfo& pi : L.info) claimed += file_bytes(*tensors.at(pi.name), pi.name);
+    if (claimed > file.file_size())
+        throw bad("its model_args make " + std::to_string(L.flat) + " parameters (" + std::to_string(claimed) +
+                  " bytes), more than the file's " + std::to_string(file.file_size()) + " bytes hold");
     TrainerState st;
     st.params.assign(L.flat, 0.0f);
     st.adam_m.assign(L.flat, 0.0f);
     st.adam_v.assign(L.flat, 0.0f);
     for (const ParamInfo& pi : L.info) {
         auto it = tensors.find(pi.name);
-        copy_into(st.params, pi, *it->second);
+        copy_into(st.params, pi, *it->second, pi.name);
         tensors.erase(it);
     }
     if (auto it = tensors.find("lm_head.weight"); it != tensors.end()) {  // saved too: the same tensor as wte
@@ -207,10 +241,12 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
             if (!ps || ps->kind != Kind::List) { ids.clear(); break; }
             for (auto& p : ps->items) ids.push_back(p->kind == Kind::Int ? p->i : -1);
         }
+        std::map<int64_t, ValuePtr> by_id;
+        for (auto& [k, v] : ostate->dict)
+            if (k->kind == Kind::Int && v->kind == Kind::Dict) by_id.emplace(k->i, v);
         auto entry = [&](int64_t id) -> ValuePtr {
-            for (auto& [k, v] : ostate->dict)
-                if (k->kind == Kind::Int && k->i == id && v->kind == Kind::Dict) return v;
-            return nullptr;
+            auto it = by_id.find(id);
+            return it == by_id.end() ? nullptr : it->second;
         };
         std::vector<int> plain(L.info.size());
         for (size_t i = 0; i < plain.size(); i++) plain[i] = int(i);
@@ -224,10 +260,19 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
                        same_shape(m->tensor.shape, L.info[order[j]].shape) && same_shape(v->tensor.shape, L.info[order[j]].shape);
             }
             if (!fits) continue;
+            uint64_t moment_bytes = 0;
             for (size_t j = 0; j < ids.size(); j++) {
                 ValuePtr e = entry(ids[j]);
-                copy_into(st.adam_m, L.info[order[j]], e->get("exp_avg")->tensor);
-                copy_into(st.adam_v, L.info[order[j]], e->get("exp_avg_sq")->tensor);
+                moment_bytes += file_bytes(e->get("exp_avg")->tensor, "exp_avg of " + L.info[order[j]].name) +
+                                file_bytes(e->get("exp_avg_sq")->tensor, "exp_avg_sq of " + L.info[order[j]].name);
+            }
+            if (moment_bytes > file.file_size()) throw bad("its AdamW moments claim more bytes than the file holds");
+            for (size_t j = 0; j < ids.size(); j++) {
+                ValuePtr e = entry(ids[j]);
+                const std::string& name = L.info[order[j]].name;
+                copy_into(st.adam_m, L.info[order[j]], e->get("exp_avg")->tensor, "optimizer exp_avg of " + name);
+                copy_into(st.adam_v, L.info[order[j]], e->get("exp_avg_sq")->tensor, "optimizer exp_avg_sq of " + name,
+                          Check::NonNegative);
                 if (ValuePtr s = e->get("step"); j == 0 && s) {
                     if (auto step = scalar(s)) st.step = std::clamp(to_int(*step), 0, k_max_checkpoint_step);
                 }
@@ -249,6 +294,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         if (std::filesystem::is_regular_file(beside, ec)) meta = beside.string();
     }
     if (!meta.empty()) {
+        register_file("the nanoGPT vocabulary (meta.pkl)", meta);
         ck.vocab = read_meta(meta, V);
         say("characters from " + meta);
     } else if (corpus_vocab && int(corpus_vocab->size()) == V) {
@@ -268,7 +314,8 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     ck.state = std::move(st);
     ValuePtr best = root->get("best_val_loss");
     if (auto v = best ? scalar(best) : std::nullopt) {
-        if (std::isfinite(*v) && *v < 1e8) {
+        if (std::isfinite(*v) && *v >= 0 && *v < 1e8) {  // train.py starts from 1e9: no evaluation yet
+            ck.history.best_val_before = *v;
             char buf[64];
             std::snprintf(buf, sizeof buf, "its best val loss %.4f", *v);
             say(buf);
@@ -278,7 +325,7 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     return ck;
 }
 
-void export_nanogpt(const Checkpoint& ck, const std::string& dir) {
+void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOptions& opt) {
     const Config& c = ck.config;
     if (c.kind != ModelKind::Transformer || !c.nanogpt)
         throw Error("only nanoGPT's GPT can be exported to nanoGPT (a run of --preset nanogpt-char or nanogpt-cpu, or an "
@@ -302,6 +349,14 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir) {
     std::vector<std::pair<std::string, ValuePtr>> model;
     for (const ParamInfo& pi : L.info) model.emplace_back(pi.name, slice(ck.state.params, pi));
     model.emplace_back("lm_head.weight", model[0].second);
+    if (opt.mask_buffers) {  // model.py without flash attention (PyTorch < 2.0): each block's causal mask, a buffer
+        const int T = c.block_size;
+        std::vector<float> tril(size_t(T) * size_t(T), 0.0f);
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j <= i; j++) tril[size_t(i) * size_t(T) + size_t(j)] = 1.0f;
+        ValuePtr mask = w.tensor(tril, {1, 1, T, T});  // one storage, as every block's holds the same values
+        for (int l = 0; l < c.n_layer; l++) model.emplace_back("transformer.h." + std::to_string(l) + ".attn.bias", mask);
+    }
     // optimizer: AdamW's state_dict, ids in configure_optimizers' order (decayed 2-D tensors, then the rest)
     std::vector<int> order = optimizer_order(L);
     size_t n_decay = 0;
@@ -327,7 +382,7 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir) {
     };
     ValuePtr optimizer = torch_io::dict(
         {{"state", state}, {"param_groups", torch_io::list({group(c.weight_decay, 0, n_decay), group(0.0, n_decay, order.size())})}});
-    double best = 1e9;
+    double best = ck.history.best_val_before.value_or(1e9);  // train.py's start: no evaluation yet
     for (const auto& e : ck.history.evals) best = std::min(best, e.val);
     using torch_io::boolean, torch_io::integer, torch_io::real, torch_io::str;
     ValuePtr model_args = torch_io::dict({{"n_layer", integer(c.n_layer)}, {"n_head", integer(c.n_head)},
@@ -354,11 +409,18 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir) {
         stoi->dict.emplace_back(str(encode_utf8(ck.vocab[i])), integer(i));
     }
     ValuePtr meta = torch_io::dict({{"vocab_size", integer(V)}, {"itos", itos}, {"stoi", stoi}});
+    namespace fs = std::filesystem;
+    const std::string ckpt = (fs::path(dir) / "ckpt.pt").string(), meta_path = (fs::path(dir) / "meta.pkl").string();
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    for (const std::string& f : {ckpt, meta_path})
+        if (!opt.force && fs::symlink_status(f, ec).type() != fs::file_type::not_found)
+            throw Error("'" + f + "' exists: add --force to replace it, or give another -o folder");
+    fs::create_directories(dir, ec);
     if (ec) throw Error("cannot create folder '" + dir + "': " + ec.message() + " (choose another -o)");
-    w.save((std::filesystem::path(dir) / "ckpt.pt").string(), "the exported checkpoint", root, "ckpt");
-    write_file_atomic((std::filesystem::path(dir) / "meta.pkl").string(), "the exported vocabulary", torch_io::pickle(meta));
+    // both files written beside, then renamed into place: never one new file beside an old one
+    std::string pt = w.bytes(root, "ckpt");
+    write_files_atomic({{ckpt, "the exported checkpoint", std::move(pt)},
+                        {meta_path, "the exported vocabulary", torch_io::pickle(meta)}});
 }
 
 }  // namespace attn

@@ -21,9 +21,17 @@ bool is_torch_zip(const std::string& path);
 Checkpoint import_nanogpt(const std::string& ckpt_path, const std::string& meta_path,
                           const std::vector<uint32_t>* corpus_vocab, std::string* note = nullptr);
 
+struct ExportOptions {
+    bool force = false;         // replace an existing DIR/ckpt.pt or DIR/meta.pkl
+    bool mask_buffers = false;  // write each block's attn.bias causal mask, which nanoGPT's model.py has (and its strict
+                                // load_state_dict wants) on PyTorch before 2.0, without flash attention
+};
+
 // Writes DIR/ckpt.pt and DIR/meta.pkl so that nanoGPT's `train.py --init_from=resume --out_dir=DIR` continues
 // the run (optimizer state in torch's AdamW layout, two param groups as its configure_optimizers makes) and its
-// sample.py samples from it. Only nanoGPT-family runs can be exported; DIR is created when missing.
-void export_nanogpt(const Checkpoint& ck, const std::string& dir);
+// sample.py samples from it. Only nanoGPT-family runs can be exported; DIR is created when missing. An existing file
+// is replaced only with opt.force, and neither is replaced before both are written (io/files.h). best_val_loss is the
+// run's lowest val loss, or the one it was imported with.
+void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOptions& opt = {});
 
 }  // namespace attn

@@ -1,4 +1,5 @@
-// Reading PyTorch's checkpoint format without PyTorch: `torch.save` files (a zip of `<name>/data.pkl` and one
+// Reading PyTorch's checkpoint format without PyTorch (the unpickler and pickler in pickle.cpp, the torch.save
+// layout in torch_file.cpp, its zip container in zip_reader.h): `torch.save` files (a zip of `<name>/data.pkl` and one
 // entry per tensor storage, `<name>/data/<key>`) and plain pickles such as nanoGPT's `meta.pkl`.
 //
 // The unpickler understands exactly what torch.save (protocol 2) and Python's pickle.dump (protocols 2 to 4) write
@@ -8,9 +9,15 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace attn::zip {
+class Reader;
+struct Entry;
+}  // namespace attn::zip
 
 namespace attn::torch_io {
 
@@ -49,21 +56,35 @@ struct Value {
 // (a torch.save data.pkl); otherwise they are refused as any other foreign object.
 ValuePtr unpickle(const std::string& bytes, const std::string& what, bool allow_tensors = false);
 
-// A torch.save file, opened: the unpickled object and its storages' bytes.
+// A torch.save file, opened: the unpickled object, and its storages read from the archive when first used.
+// Opening checks the container (io/zip_reader.h: stored entries, no overlaps, every entry's CRC-32) and that each
+// storage's entry holds exactly the bytes its elements need, so reading values never needs more memory than the
+// file's size.
 class TorchFile {
 public:
     // Throws attn::Error (one line) for a file that is not a torch.save zip or holds anything the unpickler refuses.
     explicit TorchFile(const std::string& path);
+    ~TorchFile();
     const ValuePtr& root() const { return m_root; }
     const std::string& path() const { return m_path; }
+    uint64_t file_size() const;
     // The tensor's elements in row-major order of its shape, converted to double (float32/64, float16, bfloat16,
     // integers). Throws when the view reaches outside its storage.
     std::vector<double> values(const TensorRef& t) const;
 
 private:
+    struct StorageInfo {
+        std::string dtype;
+        int64_t numel = 0;
+        const zip::Entry* entry = nullptr;
+    };
+    const std::string& storage(const std::string& key) const;  // read on first use
+
     std::string m_path, m_prefix;  // m_prefix: "<name>/", taken from the archive's first entry
+    std::unique_ptr<zip::Reader> m_zip;
     ValuePtr m_root;
-    std::map<std::string, std::string> m_storages;  // key -> bytes
+    std::map<std::string, StorageInfo> m_storage_info;                // key -> what the pickle says of it
+    mutable std::unordered_map<std::string, std::string> m_storages;  // key -> bytes, once read
 };
 
 // Bytes per element of a dtype name above, 0 if unknown.
@@ -95,6 +116,8 @@ public:
     // `root` pickled into `path` (role: as files.h names it, e.g. "the exported checkpoint"); `name` is the
     // archive's folder (torch.save uses the file's stem).
     void save(const std::string& path, const std::string& role, const ValuePtr& root, const std::string& name) const;
+    // The same file's bytes, for a caller that writes it with others (write_files_atomic).
+    std::string bytes(const ValuePtr& root, const std::string& name) const;
 
 private:
     std::vector<std::string> m_storages;  // key = index

@@ -145,6 +145,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
     for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
     json hist = {{"evals", json::array()}, {"step_losses", ck.history.step_losses}};
     for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val, e.tps});
+    if (ck.history.best_val_before) hist["best_val_before"] = *ck.history.best_val_before;
     std::vector<std::vector<char>> keep;
     add_timelapse(w, ck.timelapse, keep);
     json& header = w.header;
@@ -359,6 +360,11 @@ static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::
         for (auto& ev : hist.at("evals"))  // [step, train, val, tokens/s]; checkpoints before tokens/s: 3 values
             ck.history.evals.push_back({ev.at(0).get<int>(), ev.at(1).get<double>(), ev.at(2).get<double>(),
                                         ev.size() > 3 && ev.at(3).is_number() ? ev.at(3).get<double>() : -1.0});
+        if (hist.contains("best_val_before")) {
+            double b = hist.at("best_val_before").get<double>();
+            if (!std::isfinite(b) || b < 0) throw std::runtime_error("best_val_before");
+            ck.history.best_val_before = b;
+        }
     } catch (const Error&) {
         throw;
     } catch (const std::exception&) {

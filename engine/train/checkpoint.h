@@ -2,6 +2,7 @@
 // config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct RunHistory {
     struct Eval { int step; double train, val, tps = 0; };
     std::vector<Eval> evals;
     std::vector<float> step_losses;  // (steps,) raw per-step training loss
+    // the best val loss of the run before it came here (nanoGPT's best_val_loss, from an import), carried to export
+    std::optional<double> best_val_before;
 };
 
 // Everything a Trainer needs to continue exactly where it stopped.

@@ -1,14 +1,13 @@
-// The pickle subset of torch.save and pickle.dump, and torch.save's zip container (torch_pickle.h).
+// The pickle subset of torch.save and pickle.dump: the unpickler that executes nothing, and the protocol-2 pickler
+// (torch_pickle.h).
 #include "io/torch_pickle.h"
 
-#include <zip.h>
-
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <unordered_map>
 
-#include "io/files.h"
 #include "vk/check.h"
 
 namespace attn::torch_io {
@@ -25,6 +24,8 @@ struct Node : Value {
     int depth = 0;        // containers below it
     bool is_storage = false;    // a BINPERSID storage: only ever an argument of _rebuild_tensor_v2
     bool holds_storage = false; // a tuple with a storage in it (the arguments of _rebuild_tensor_v2)
+    // Dict: where each str key is in `dict` (no quadratic scan); made for the first key
+    std::unique_ptr<std::unordered_map<std::string, size_t>> str_keys;
 };
 
 std::shared_ptr<Node> make(Value::Kind k) {
@@ -41,6 +42,23 @@ struct Parser {
     std::vector<std::shared_ptr<Node>> stack;
     std::vector<size_t> marks;
     std::map<uint64_t, std::shared_ptr<Node>> memo;
+    // Values made so far, at most one per four bytes of input (real pickles spend five or more a value): memory stays
+    // a bounded multiple of the file's size. None, True, False and () are shared, as they cost one byte each.
+    size_t made = 0;
+    const size_t max_made = in.size() / 4 + 4096;
+    std::shared_ptr<Node> none_, true_, false_, empty_tuple_;
+
+    std::shared_ptr<Node> node(Value::Kind k) {
+        if (++made > max_made) fail("more values than a file of its size holds");
+        return make(k);
+    }
+    std::shared_ptr<Node> shared(std::shared_ptr<Node>& slot, Value::Kind k, bool b = false) {
+        if (!slot) {
+            slot = node(k);
+            slot->b = b;
+        }
+        return slot;
+    }
 
     [[noreturn]] void fail(const std::string& why) const {
         throw Error(what + ": not a checkpoint Attention Lab can read (" + why + " at byte " + std::to_string(pos) + ")");
@@ -96,7 +114,7 @@ struct Parser {
         if (parent.depth > k_max_depth) fail("containers nested too deep");
     }
     std::shared_ptr<Node> tuple_of(std::vector<std::shared_ptr<Node>> items) {
-        auto t = make(Value::Kind::Tuple);
+        auto t = node(Value::Kind::Tuple);
         for (auto& v : items) {
             adopt(*t, v, true);
             t->holds_storage |= v->is_storage || v->holds_storage;
@@ -108,11 +126,14 @@ struct Parser {
         if (d.kind != Value::Kind::Dict) fail("SETITEM on a " + std::string(d.kind_name()));
         adopt(d, k);
         adopt(d, v);
-        for (auto& kv : d.dict)  // a key given twice: the last wins, in the first one's place (as in Python)
-            if (kv.first->kind == k->kind && kv.first->kind == Value::Kind::Str && kv.first->s == k->s) {
-                kv.second = v;
+        if (k->kind == Value::Kind::Str) {  // a key given twice: the last wins, in the first one's place (as in Python)
+            if (!d.str_keys) d.str_keys = std::make_unique<std::unordered_map<std::string, size_t>>();
+            auto [it, fresh] = d.str_keys->emplace(k->s, d.dict.size());
+            if (!fresh) {
+                d.dict[it->second].second = v;
                 return;
             }
+        }
         d.dict.emplace_back(k, v);
     }
     void append(Node& l, const std::shared_ptr<Node>& v) {
@@ -127,7 +148,7 @@ struct Parser {
             ok |= module == "torch" && !storage_dtype(module + " " + name).empty();
         }
         if (!ok) fail("it names the Python object " + module + "." + name + ", which is refused; nothing was run");
-        auto g = make(Value::Kind::Global);
+        auto g = node(Value::Kind::Global);
         g->s = module + " " + name;
         return g;
     }
@@ -155,7 +176,7 @@ struct Parser {
         if (args->kind != Value::Kind::Tuple) fail("REDUCE without an argument tuple");
         const auto& a = args->items;
         if (fn->s == "collections OrderedDict") {
-            auto d = make(Value::Kind::Dict);
+            auto d = node(Value::Kind::Dict);
             if (a.empty()) return d;
             if (a.size() != 1 || a[0]->kind != Value::Kind::List) fail("an OrderedDict made from something other than pairs");
             for (auto& kv : a[0]->items) {
@@ -174,20 +195,24 @@ struct Parser {
             auto st = std::static_pointer_cast<Node>(a[0]);
             if (!st->is_storage) fail("a tensor without a storage");
             if (a[1]->kind != Value::Kind::Int || a[1]->i < 0) fail("a tensor with a bad storage offset");
-            auto t = make(Value::Kind::Tensor);
+            auto t = node(Value::Kind::Tensor);
             t->tensor = st->tensor;
             t->tensor.offset = a[1]->i;
             t->tensor.shape = ints(std::static_pointer_cast<Node>(a[2]), "size");
             t->tensor.stride = ints(std::static_pointer_cast<Node>(a[3]), "stride");
             if (t->tensor.shape.size() != t->tensor.stride.size() || t->tensor.shape.size() > 8)
                 fail("a tensor whose size and stride disagree");
+            // n: the element count; extent: the last element's distance from the first. Both bounded by 2^40 here
+            // (products checked before they are made), so the sums below cannot overflow.
             int64_t n = 1, extent = 0;
             for (size_t d = 0; d < t->tensor.shape.size(); d++) {
-                int64_t s = t->tensor.shape[d];
+                int64_t s = t->tensor.shape[d], st = t->tensor.stride[d];
                 if (s > k_max_numel || (s > 0 && n > k_max_numel / s)) fail("a tensor too large");
                 n *= s;
-                if (s > 0 && t->tensor.stride[d] > k_max_numel) fail("a tensor stride too large");
-                if (s > 0) extent += (s - 1) * t->tensor.stride[d];
+                if (s > 0 && st > k_max_numel) fail("a tensor stride too large");
+                if (s > 1 && st > 0 && (s - 1 > k_max_numel / st || extent > k_max_numel - (s - 1) * st))
+                    fail("a tensor reaching past its storage");
+                if (s > 0) extent += (s - 1) * st;
             }
             if (n > 0 && (t->tensor.offset > k_max_numel || t->tensor.offset + extent >= t->tensor.storage_numel))
                 fail("a tensor reaching past its storage");
@@ -208,7 +233,7 @@ struct Parser {
         const std::string& key = pid->items[2]->s;
         if (key.empty() || key.size() > 64 || key.find('/') != std::string::npos || key.find("..") != std::string::npos)
             fail("a storage key that is not a plain name");
-        auto st = make(Value::Kind::Tensor);
+        auto st = node(Value::Kind::Tensor);
         st->is_storage = true;
         st->tensor.storage = key;
         st->tensor.dtype = dtype;
@@ -217,12 +242,12 @@ struct Parser {
     }
     std::shared_ptr<Node> str(Value::Kind k, size_t n) {
         if (n > in.size()) fail("a string longer than the file");
-        auto v = make(k);
+        auto v = node(k);
         v->s.assign(take(n), n);
         return v;
     }
     std::shared_ptr<Node> integer(int64_t i) {
-        auto v = make(Value::Kind::Int);
+        auto v = node(Value::Kind::Int);
         v->i = i;
         return v;
     }
@@ -251,13 +276,9 @@ struct Parser {
             case '0': pop(); break;
             case '1': pop_mark(); break;
             case '2': push(top()); break;
-            case 'N': push(make(Value::Kind::None)); break;
-            case 0x88: case 0x89: {
-                auto v = make(Value::Kind::Bool);
-                v->b = op == 0x88;
-                push(v);
-                break;
-            }
+            case 'N': push(shared(none_, Value::Kind::None)); break;
+            case 0x88: push(shared(true_, Value::Kind::Bool, true)); break;
+            case 0x89: push(shared(false_, Value::Kind::Bool, false)); break;
             case 'J': push(integer(int32_t(uint32_t(le(4))))); break;
             case 'K': push(integer(int64_t(le(1)))); break;
             case 'M': push(integer(int64_t(le(2)))); break;
@@ -273,7 +294,7 @@ struct Parser {
                 const unsigned char* p = reinterpret_cast<const unsigned char*>(take(8));
                 uint64_t bits = 0;
                 for (int k = 0; k < 8; k++) bits = (bits << 8) | p[k];
-                auto v = make(Value::Kind::Float);
+                auto v = node(Value::Kind::Float);
                 std::memcpy(&v->f, &bits, 8);
                 push(v);
                 break;
@@ -286,7 +307,7 @@ struct Parser {
             case 'B': push(str(Value::Kind::Bytes, size_t(le(4)))); break;
             case 'C': push(str(Value::Kind::Bytes, size_t(le(1)))); break;
             case 0x8e: push(str(Value::Kind::Bytes, size_t(le(8)))); break;
-            case ')': push(make(Value::Kind::Tuple)); break;
+            case ')': push(shared(empty_tuple_, Value::Kind::Tuple)); break;
             case 't': push(tuple_of(pop_mark())); break;
             case 0x85: case 0x86: case 0x87: {
                 size_t n = op - 0x84;
@@ -295,10 +316,10 @@ struct Parser {
                 push(tuple_of(std::move(items)));
                 break;
             }
-            case ']': push(make(Value::Kind::List)); break;
+            case ']': push(node(Value::Kind::List)); break;
             case 'l': {
                 auto items = pop_mark();
-                auto l = make(Value::Kind::List);
+                auto l = node(Value::Kind::List);
                 for (auto& v : items) append(*l, v);
                 push(l);
                 break;
@@ -314,11 +335,11 @@ struct Parser {
                 for (auto& v : items) append(*l, v);
                 break;
             }
-            case '}': push(make(Value::Kind::Dict)); break;
+            case '}': push(node(Value::Kind::Dict)); break;
             case 'd': {
                 auto items = pop_mark();
                 if (items.size() % 2) fail("a dict with a key and no value");
-                auto d = make(Value::Kind::Dict);
+                auto d = node(Value::Kind::Dict);
                 for (size_t k = 0; k < items.size(); k += 2) set_item(*d, items[k], items[k + 1]);
                 push(d);
                 break;
@@ -438,121 +459,6 @@ int dtype_size(const std::string& d) {
     if (d == "float16" || d == "bfloat16") return 2;
     if (d == "uint8" || d == "bool") return 1;
     return 0;
-}
-
-namespace {
-struct ZipCloser {
-    void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct ZipFileCloser {
-    void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-
-double half_to_double(uint16_t h) {
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? std::ldexp(double(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(double(m | 1024), e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-}  // namespace
-
-TorchFile::TorchFile(const std::string& path) : m_path(path) {
-    int err = 0;
-    std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &err));
-    if (!z) {
-        zip_error_t ze;
-        zip_error_init_with_code(&ze, err);
-        std::string why = zip_error_strerror(&ze);
-        zip_error_fini(&ze);
-        if (err == ZIP_ER_NOENT || err == ZIP_ER_OPEN)
-            throw Error("cannot open '" + path + "' (" + why + "): give the path of a nanoGPT ckpt.pt");
-        throw Error("'" + path + "' is not a PyTorch checkpoint (" + why + "): torch.save writes a zip archive; a file "
-                    "from before PyTorch 1.6 must be saved again with a newer one");
-    }
-    zip_int64_t n = zip_get_num_entries(z.get(), 0);
-    if (n <= 0) throw Error("'" + path + "' is an empty zip archive, not a PyTorch checkpoint");
-    const char* first_name = zip_get_name(z.get(), 0, ZIP_FL_ENC_RAW);
-    std::string first = first_name ? first_name : "";
-    size_t slash = first.find('/');
-    if (slash == std::string::npos || slash == 0)
-        throw Error("'" + path + "' is a zip archive but not a PyTorch checkpoint (its first entry is '" + first + "')");
-    m_prefix = first.substr(0, slash + 1);
-    auto read = [&](const std::string& name, size_t limit) {
-        zip_stat_t st;
-        zip_stat_init(&st);
-        if (zip_stat(z.get(), name.c_str(), ZIP_FL_ENC_RAW, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-            throw Error("'" + path + "' is not a PyTorch checkpoint: it has no " + name);
-        if (st.size > limit) throw Error("'" + path + "': " + name + " is larger than the checkpoint could need");
-        std::unique_ptr<zip_file_t, ZipFileCloser> f(zip_fopen(z.get(), name.c_str(), ZIP_FL_ENC_RAW));
-        if (!f) throw Error("'" + path + "': cannot read " + name + " (" + zip_strerror(z.get()) + ")");
-        // read in chunks, not into st.size bytes at once: the size is the archive's claim, and a damaged one (4 GiB in
-        // a 20 KiB file) must not allocate before the data runs out
-        std::string bytes;
-        std::vector<char> chunk(size_t(1) << 20);
-        while (bytes.size() < st.size) {
-            zip_uint64_t want = std::min<zip_uint64_t>(chunk.size(), st.size - bytes.size());
-            zip_int64_t got = zip_fread(f.get(), chunk.data(), want);
-            if (got <= 0) break;
-            bytes.append(chunk.data(), size_t(got));
-        }
-        if (bytes.size() != st.size) throw Error("'" + path + "': " + name + " is damaged (a short read)");
-        return bytes;
-    };
-    constexpr size_t k_max_pickle = size_t(256) << 20, k_max_storage = size_t(16) << 30;
-    m_root = unpickle(read(m_prefix + "data.pkl", k_max_pickle), path, true);
-    // every storage a tensor names, read once, its size checked against the numel the pickle gave
-    std::vector<const TensorRef*> refs;
-    std::vector<const Value*> todo{m_root.get()};
-    while (!todo.empty()) {
-        const Value* v = todo.back();
-        todo.pop_back();
-        if (v->kind == Value::Kind::Tensor) refs.push_back(&v->tensor);
-        for (auto& c : v->items) todo.push_back(c.get());
-        for (auto& [k, c] : v->dict) todo.push_back(k.get()), todo.push_back(c.get());
-    }
-    for (const TensorRef* t : refs) {
-        if (m_storages.count(t->storage)) continue;
-        std::string bytes = read(m_prefix + "data/" + t->storage, k_max_storage);
-        if (bytes.size() < size_t(t->storage_numel) * size_t(dtype_size(t->dtype)))
-            throw Error("'" + path + "': storage " + t->storage + " holds " + std::to_string(bytes.size()) +
-                        " bytes, fewer than its " + std::to_string(t->storage_numel) + " " + t->dtype + " elements");
-        m_storages.emplace(t->storage, std::move(bytes));
-    }
-}
-
-std::vector<double> TorchFile::values(const TensorRef& t) const {
-    auto it = m_storages.find(t.storage);
-    if (it == m_storages.end()) throw Error("'" + m_path + "': no storage " + t.storage);
-    const std::string& b = it->second;
-    const int size = dtype_size(t.dtype);
-    int64_t n = t.numel();
-    // a view may repeat elements (stride 0), but not into billions of values from a small storage
-    if (n > t.storage_numel && n > (int64_t(1) << 24))
-        throw Error("'" + m_path + "': a tensor of " + std::to_string(n) + " elements views a storage of " +
-                    std::to_string(t.storage_numel));
-    std::vector<double> out;
-    out.reserve(size_t(n));
-    std::vector<int64_t> idx(t.shape.size(), 0);
-    for (int64_t k = 0; k < n; k++) {
-        int64_t e = t.offset;
-        for (size_t d = 0; d < idx.size(); d++) e += idx[d] * t.stride[d];
-        if (e < 0 || e >= t.storage_numel || size_t(e + 1) * size_t(size) > b.size())
-            throw Error("'" + m_path + "': a tensor reaches past storage " + t.storage);
-        const char* p = b.data() + size_t(e) * size_t(size);
-        double v = 0;
-        if (t.dtype == "float32") { float f; std::memcpy(&f, p, 4); v = f; }
-        else if (t.dtype == "float64") { std::memcpy(&v, p, 8); }
-        else if (t.dtype == "float16") { uint16_t h; std::memcpy(&h, p, 2); v = half_to_double(h); }
-        else if (t.dtype == "bfloat16") { uint16_t h; std::memcpy(&h, p, 2); uint32_t u = uint32_t(h) << 16; float f; std::memcpy(&f, &u, 4); v = f; }
-        else if (t.dtype == "int64") { int64_t i; std::memcpy(&i, p, 8); v = double(i); }
-        else if (t.dtype == "int32") { int32_t i; std::memcpy(&i, p, 4); v = i; }
-        else if (t.dtype == "uint8" || t.dtype == "bool") { v = static_cast<unsigned char>(*p); }
-        out.push_back(v);
-        for (size_t d = idx.size(); d-- > 0;) {  // the next index, last dimension fastest
-            if (++idx[d] < t.shape[d]) break;
-            idx[d] = 0;
-        }
-    }
-    return out;
 }
 
 // --- writing ---
@@ -695,70 +601,4 @@ std::string pickle(const ValuePtr& v) {
     p.u8('.');
     return p.out;
 }
-
-ValuePtr TorchWriter::tensor(const std::vector<float>& data, const std::vector<int64_t>& shape) {
-    auto v = make(Value::Kind::Tensor);
-    TensorRef& t = v->tensor;
-    t.storage = std::to_string(m_storages.size());
-    t.dtype = "float32";
-    t.shape = shape;
-    t.stride.assign(shape.size(), 1);
-    for (size_t d = shape.size(); d-- > 1;) t.stride[d - 1] = t.stride[d] * shape[d];
-    if (t.numel() != int64_t(data.size())) throw Error("TorchWriter: a tensor's shape does not match its data");
-    t.storage_numel = int64_t(data.size());
-    m_storages.emplace_back(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
-    return v;
-}
-
-void TorchWriter::save(const std::string& path, const std::string& role, const ValuePtr& root,
-                       const std::string& name) const {
-    if (name.empty() || name.find('/') != std::string::npos) throw Error("TorchWriter: a bad archive name '" + name + "'");
-    std::string pkl = pickle(root);
-    // the zip built in memory (libzip on a buffer source), then written whole through write_file_atomic
-    zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t* src = zip_source_buffer_create(nullptr, 0, 0, &ze);
-    if (!src) throw Error(std::string("cannot build a zip archive: ") + zip_error_strerror(&ze));
-    zip_source_keep(src);
-    zip_t* z = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
-    if (!z) {
-        zip_source_free(src);
-        throw Error(std::string("cannot build a zip archive: ") + zip_error_strerror(&ze));
-    }
-    auto fail = [&](const std::string& what) {
-        std::string why = zip_strerror(z);
-        zip_discard(z);
-        zip_source_free(src);
-        throw Error("cannot build the checkpoint's zip archive (" + what + ": " + why + ")");
-    };
-    auto add = [&](const std::string& entry, const std::string& bytes) {
-        zip_source_t* s = zip_source_buffer(z, bytes.data(), bytes.size(), 0);  // copied at zip_close
-        if (!s) fail(entry);
-        zip_int64_t idx = zip_file_add(z, (name + "/" + entry).c_str(), s, ZIP_FL_ENC_UTF_8);
-        if (idx < 0) {
-            zip_source_free(s);
-            fail(entry);
-        }
-        if (zip_set_file_compression(z, zip_uint64_t(idx), ZIP_CM_STORE, 0) != 0) fail(entry);
-    };
-    add("data.pkl", pkl);
-    for (size_t k = 0; k < m_storages.size(); k++) add("data/" + std::to_string(k), m_storages[k]);
-    static const std::string version = "3\n", byteorder = "little";  // zip_source_buffer keeps pointers until zip_close
-    add("version", version);
-    add("byteorder", byteorder);
-    if (zip_close(z) != 0) fail("closing");
-    std::string bytes;
-    if (zip_source_open(src) != 0) {
-        zip_source_free(src);
-        throw Error("cannot read back the zip archive built in memory");
-    }
-    char buf[65536];
-    zip_int64_t n;
-    while ((n = zip_source_read(src, buf, sizeof buf)) > 0) bytes.append(buf, size_t(n));
-    zip_source_close(src);
-    zip_source_free(src);
-    if (n < 0) throw Error("cannot read back the zip archive built in memory");
-    write_file_atomic(path, role, bytes);
-}
-
 }  // namespace attn::torch_io
