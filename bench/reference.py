@@ -293,13 +293,24 @@ class NanoAttention(nn.Module):
         self.attn_dropout = nn.Dropout(c["dropout"])
         self.resid_dropout = nn.Dropout(c["dropout"])
         self.causal = True
+        # as model.py: without flash attention (PyTorch < 2.0) the causal mask is a buffer, "attn.bias" in the state
+        # dict, which its strict load_state_dict then wants; c["flash"] picks either path on any PyTorch
+        self.flash = c.get("flash")
+        if self.flash is None:
+            self.flash = hasattr(F, "scaled_dot_product_attention")
+        if not self.flash:
+            T = c["block_size"]
+            self.register_buffer("bias", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
 
     def forward(self, x):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
-        mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+        if self.flash:
+            mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
+        else:
+            mask = self.bias[:, :, :T, :T] != 0
         att = att.masked_fill(~mask, float("-inf"))
         att = self.attn_dropout(F.softmax(att, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
@@ -385,14 +396,15 @@ def nanogpt_lr(c, it):
     return c["min_lr"] + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (c["lr"] - c["min_lr"])
 
 
-def load_nanogpt_checkpoint(path, device="cpu"):
+def load_nanogpt_checkpoint(path, device="cpu", flash=None):
     """(model, checkpoint) as nanoGPT's train.py --init_from=resume loads them: model_args, the state dict with
-    torch.compile's prefix stripped (strict), and an optimizer from configure_optimizers with the saved state"""
+    torch.compile's prefix stripped (strict), and an optimizer from configure_optimizers with the saved state.
+    flash: model.py's attention path (None: what this PyTorch has; False wants the attn.bias buffers)"""
     ckpt = torch.load(path, map_location=device)
     a = ckpt["model_args"]
     c = dict(DEFAULTS)
     c.update(nanogpt=True, n_layer=a["n_layer"], n_head=a["n_head"], n_embd=a["n_embd"], block_size=a["block_size"],
-             bias=a["bias"], dropout=a["dropout"])
+             bias=a["bias"], dropout=a["dropout"], flash=flash)
     model = NanoGPT(c, a["vocab_size"])
     sd = {k[len("_orig_mod."):] if k.startswith("_orig_mod.") else k: v for k, v in ckpt["model"].items()}
     model.load_state_dict(sd)

@@ -78,6 +78,9 @@ refused "export over an existing ckpt.pt" "$APP" export nanogpt good.safetensors
 [ "$(sum exp/ckpt.pt)" = "$keep_pt" ] || fail "export replaced ckpt.pt without --force"
 "$APP" export nanogpt good.safetensors -o exp --force >out.txt 2>&1 || fail "export --force: $(cat out.txt)"
 keep_pt=$(sum exp/ckpt.pt)
+# best_val_loss comes back: good.pt's 1.4697, through the safetensors run and the export
+"$APP" import nanogpt exp/ckpt.pt -o back.safetensors >out.txt 2>&1 && grep -q "best val loss 1.4697" out.txt ||
+    fail "best_val_loss was not carried through import and export: $(cat out.txt)"
 refused "export over its own input" "$APP" export nanogpt exp/ckpt.pt -o exp --force
 [ "$(sum exp/ckpt.pt)" = "$keep_pt" ] || fail "export replaced its own input"
 rm exp/meta.pkl && mkdir exp/meta.pkl  # meta.pkl cannot be written: ckpt.pt must stay as it was

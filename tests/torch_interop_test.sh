@@ -36,19 +36,31 @@ PY
 for f in nanogpt_step.pt nanogpt_step_bias.pt; do
     "$APP" import nanogpt "$HERE/fixtures/$f" --meta "$HERE/fixtures/meta.pkl" -o "$dir/run.safetensors" >"$dir/out" 2>&1 ||
         { cat "$dir/out"; echo "FAIL: import $f"; exit 1; }
-    "$APP" export nanogpt "$dir/run.safetensors" -o "$dir/out_dir" >"$dir/out" 2>&1 || { cat "$dir/out"; echo "FAIL: export $f"; exit 1; }
-    /usr/bin/python3 - "$HERE/fixtures/$f" "$dir/out_dir/ckpt.pt" "$HERE/../bench" <<'PY' || { echo "FAIL: $f back in PyTorch"; exit 1; }
+    "$APP" export nanogpt "$dir/run.safetensors" -o "$dir/out_dir" --force >"$dir/out" 2>&1 || { cat "$dir/out"; echo "FAIL: export $f"; exit 1; }
+    "$APP" export nanogpt "$dir/run.safetensors" -o "$dir/mask_dir" --force --mask-buffers >"$dir/out" 2>&1 ||
+        { cat "$dir/out"; echo "FAIL: export --mask-buffers $f"; exit 1; }
+    /usr/bin/python3 - "$HERE/fixtures/$f" "$dir/out_dir/ckpt.pt" "$HERE/../bench" "$dir/mask_dir/ckpt.pt" <<'PY' || { echo "FAIL: $f back in PyTorch"; exit 1; }
 import sys, torch
 sys.path.insert(0, sys.argv[3])
 import reference
-orig, ock = reference.load_nanogpt_checkpoint(sys.argv[1])
-back, bck = reference.load_nanogpt_checkpoint(sys.argv[2])  # strict load_state_dict: every name, every shape
+# model.py's two attention paths: flash (PyTorch >= 2.0) has no mask buffer; without it (Debian's 1.13) each block
+# has attn.bias, and the strict load wants it: the plain export loads into the first, --mask-buffers into the second
+orig, ock = reference.load_nanogpt_checkpoint(sys.argv[1], flash=True)
+back, bck = reference.load_nanogpt_checkpoint(sys.argv[2], flash=True)  # strict load_state_dict: every name, shape
+masked, _ = reference.load_nanogpt_checkpoint(sys.argv[4], flash=False)
+try:
+    reference.load_nanogpt_checkpoint(sys.argv[2], flash=False)
+    raise AssertionError("the export without --mask-buffers loaded into model.py's non-flash path")
+except RuntimeError as e:
+    assert "attn.bias" in str(e), e
+assert torch.equal(masked.transformer.h[0].attn.bias[0, 0], torch.tril(torch.ones(8, 8)))
 chk = ock["check"]
 tokens = torch.tensor([ {c: i for i, c in enumerate(sorted(set(chk["text"])))}[c] for c in chk["text"]])
 x = torch.stack([tokens[o:o + 8] for o in chk["offsets"]])
 with torch.no_grad():
     d = (orig(x)[0] - back(x)[0]).abs().max().item()
-assert d == 0.0, f"logits differ by {d}"
+    dm = (orig(x)[0] - masked(x)[0]).abs().max().item()
+assert d == 0.0 and dm == 0.0, f"logits differ by {d} (flash), {dm} (mask buffers)"
 assert back.transformer.wte.weight.data_ptr() == back.lm_head.weight.data_ptr()
 opt = back.configure_optimizers(0.1, 1e-3, (0.9, 0.99))
 opt.load_state_dict(bck["optimizer"])  # as train.py --init_from=resume
@@ -59,7 +71,8 @@ back.train()
 _, loss = back(x, torch.stack([tokens[o + 1:o + 9] for o in chk["offsets"]]))
 loss.backward()
 opt.step()  # AdamW runs on the loaded state
-print(f"{sys.argv[1].split('/')[-1]}: logits equal after import + export; nanoGPT's optimizer resumed at step "
+assert abs(float(bck["best_val_loss"]) - float(ock["best_val_loss"])) < 1e-6 or float(ock["best_val_loss"]) >= 1e8
+print(f"{sys.argv[1].split('/')[-1]}: logits equal after import + export (both attention paths); nanoGPT's optimizer resumed at step "
       f"{bck['iter_num']} and took a step (loss {loss.item():.4f})")
 PY
 done
