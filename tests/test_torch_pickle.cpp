@@ -181,8 +181,37 @@ TEST_CASE("malformed pickles and archives are refused with one line", "[torch]")
                 "X\x01\x00\x00\x00" "0X\x03\x00\x00\x00" "cpuK\x04tQK\x02K\x03\x85K\x01\x85\x89"
                 "ccollections\nOrderedDict\n)RtR."),
             "past its storage");
+    // a view whose last element is 2^24 * 2^40 away (an int64 overflow before it was checked): refused, no UB
+    refused(bin("\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+                "X\x01\x00\x00\x00" "0X\x03\x00\x00\x00" "cpuK\x04tQK\x00J\x00\x00\x00\x01K\x02\x86"
+                "\x8a\x06\x00\x00\x00\x00\x00\x01K\x01\x86\x89" "ccollections\nOrderedDict\n)RtR."),
+            "past its storage");
+    // more values than a file of its size holds: 100,000 one-byte integers (two bytes each) in a list
+    std::string wide = "\x80\x02](";
+    for (int k = 0; k < 100000; k++) wide += bin("K\x07");
+    refused(wide + "e.", "more values than");
     CHECK_THROWS_AS(TorchFile(fixture("meta.pkl")), Error);  // a pickle, not a zip
     CHECK_THROWS_AS(TorchFile(fixture("no_such.pt")), Error);
+}
+
+TEST_CASE("a key given twice keeps its first place and its last value, in linear time", "[torch]") {
+    // {"a": 1, "b": 2, "a": 3} -> {"a": 3, "b": 2}, as Python's dict
+    ValuePtr d = unpickle(bin("\x80\x02}(X\x01\x00\x00\x00" "aK\x01X\x01\x00\x00\x00" "bK\x02X\x01\x00\x00\x00" "aK\x03u."), "d.pkl");
+    REQUIRE(d->dict.size() == 2);
+    CHECK(d->dict[0].first->s == "a");
+    CHECK(d->dict[0].second->i == 3);
+    CHECK(d->get("b")->i == 2);
+    // 200,000 distinct keys: a reader that scanned for duplicates would make 2e10 comparisons
+    std::string many = "\x80\x02}(";
+    for (int k = 0; k < 200000; k++) {
+        std::string key = "k" + std::to_string(k);
+        many += 'X';
+        for (int b = 0; b < 4; b++) many += char((key.size() >> (8 * b)) & 255);
+        many += key + "J" + std::string(reinterpret_cast<const char*>(&k), 4);
+    }
+    ValuePtr big = unpickle(many + "u.", "many.pkl");
+    CHECK(big->dict.size() == 200000);
+    CHECK(big->get("k199999")->i == 199999);
 }
 
 TEST_CASE("a checkpoint written without PyTorch reads back as written", "[torch]") {
