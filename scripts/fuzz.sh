@@ -21,7 +21,7 @@ fi
 out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
-clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp -o "$out/fuzz_corpus"
+clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp engine/io/files.cpp -o "$out/fuzz_corpus"
 # (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
     engine/train/dataset.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp \

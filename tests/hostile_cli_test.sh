@@ -88,5 +88,19 @@ refused "export when meta.pkl cannot be written" "$APP" export nanogpt good.safe
 [ "$(sum exp/ckpt.pt)" = "$keep_pt" ] || fail "export replaced ckpt.pt though meta.pkl failed"
 [ -z "$(ls -A exp | grep -v '^ckpt.pt$\|^meta.pkl$')" ] || fail "export left temporary files: $(ls -A exp)"
 
+# every file the project ships for its readers (fixtures, fuzz seeds): each command either opens it or refuses it
+# with exit 2; never a signal, a crash (exit 1) or a hang
+for f in "$HERE"/fixtures/* "$HERE"/fuzz/seeds/*/*; do
+    case "$f" in *.py) continue ;; esac
+    for cmd in "import nanogpt $f -o any.safetensors" "inspect $f" "--headless --resume $f --data corpus.txt --max-iters 1"; do
+        # shellcheck disable=SC2086
+        timeout 60 "$APP" $cmd >out.txt 2>err.txt
+        rc=$?
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || fail "attnlab $cmd: exit $rc: $(tail -c 300 err.txt)"
+        rm -f any.safetensors
+    done
+done
+echo "ok: every fixture and fuzz seed opens or is refused with exit 2"
+
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "hostile checkpoints: all refused; writers keep their inputs"
