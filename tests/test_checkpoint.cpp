@@ -367,6 +367,26 @@ TEST_CASE("crafted checkpoints with valid checksums are refused for what is wron
                Catch::Contains("NaN or Inf in '" + layout[0].name + "'"));
     CHECK_THAT(refused([](Checkpoint& ck) { ck.state.adam_v[5] = -1.0f; }), Catch::Contains("negative AdamW second moment"));
     CHECK(refused([](Checkpoint&) {}).empty());
+    // a bigram's time-lapse: no attention (L = NH = 0, so its (S, 0, 0, P, P) tensor is empty and read as such, never
+    // by a memcpy to a null pointer: the sanitizer build sees that), and steps only a run can reach
+    auto with_timelapse = [](std::vector<int> steps) {
+        return [steps](Checkpoint& ck) {
+            const int P = 4;
+            ck.timelapse.reset({0, 1, 2, 3}, "abcd", 0, 0);
+            for (int step : steps) {
+                ProbeSnapshot s;
+                s.step = step;
+                s.char_loss.assign(P - 1, 1.0f);
+                s.top_ids.assign(size_t(P) * k_probe_top, 0);
+                s.top_p.assign(size_t(P) * k_probe_top, 0.2f);
+                ck.timelapse.add(std::move(s));
+            }
+        };
+    };
+    CHECK(refused(with_timelapse({0, 1})).empty());
+    CHECK(load_checkpoint(path).timelapse.snapshots().size() == 2);
+    CHECK_THAT(refused(with_timelapse({INT_MIN, 0})), Catch::Contains("time-lapse snapshot at step -2147483648"));
+    CHECK_THAT(refused(with_timelapse({0, 1'000'000'001})), Catch::Contains("outside any run"));
 
     // header entries of the wrong JSON type: one line naming the tensor, never a JSON library's exception
     const std::string name = layout[0].name;

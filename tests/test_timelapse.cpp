@@ -1,6 +1,7 @@
 // The attention time-lapse: fp16 storage, the schedule, thinning within the budget, head summaries, the probe
 // against the CPU twin, recorded snapshots against a fresh forward, and checkpoints with and without a time-lapse.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 
@@ -77,6 +78,13 @@ TEST_CASE("thinning keeps the first and last snapshots within the budget, the gp
     // nearest and truncate
     CHECK(small.nearest(480)->step == 500);
     CHECK(small.nearest(3)->step == 2);
+    // distances that do not fit an int: a step of INT_MIN (a crafted file) is the farthest from 0, not the nearest
+    TimeLapse far;
+    far.reset(std::vector<uint32_t>(8, 1), "abcdefgh", 1, 1);
+    for (int step : {INT_MIN, 0, 10}) far.add(fake_snapshot(step, 1, 1, 8));
+    CHECK(far.nearest(0)->step == 0);
+    CHECK(far.nearest(INT_MAX)->step == 10);
+    CHECK(far.nearest(INT_MIN + 1)->step == INT_MIN);
     small.truncate_after(1000);
     CHECK(small.snapshots().back().step == 1000);
 }

@@ -261,7 +261,8 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
         if (S < 1 || P < 1 || P > c.block_size) throw bad("holds a time-lapse of a shape its model cannot have");
         auto copy = [](auto& v, std::pair<const char*, size_t> src, size_t at, size_t count) {
             v.resize(count);
-            std::memcpy(v.data(), src.first + at * sizeof(v[0]), count * sizeof(v[0]));
+            // a bigram's attention has no elements: v.data() may then be null, which memcpy must not get even for 0
+            if (count > 0) std::memcpy(v.data(), src.first + at * sizeof(v[0]), count * sizeof(v[0]));
         };
         std::vector<int32_t> toks, steps;
         copy(toks, tensor("timelapse.tokens", "I32", 4, {P}), 0, size_t(P));
@@ -280,6 +281,10 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
         ck.timelapse.set_budget(~size_t(0));  // as saved; the run that resumes it sets its own
         size_t natt = size_t(L) * NH * P * P, nloss = size_t(P - 1), ntop = size_t(P) * k_probe_top;
         for (int i = 0; i < S; i++) {
+            // a step no run reaches (a negative one, INT_MIN) would be picked by --step 0 and overflow distances
+            if (steps[i] < 0 || steps[i] > k_max_checkpoint_step)
+                throw bad("holds a time-lapse snapshot at step " + std::to_string(steps[i]) + ", outside any run (0 to " +
+                          std::to_string(k_max_checkpoint_step) + "): it was altered or damaged");
             ProbeSnapshot snap;
             snap.step = steps[i];
             copy(snap.att, att, i * natt, natt);

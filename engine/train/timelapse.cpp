@@ -123,8 +123,10 @@ bool TimeLapse::has_step(int step) const {
 
 const ProbeSnapshot* TimeLapse::nearest(int step) const {
     const ProbeSnapshot* best = nullptr;
+    // distances in 64 bits: |s.step - step| of two ints does not fit an int (INT_MIN and 0 would overflow)
+    auto distance = [step](const ProbeSnapshot& s) { return std::abs(int64_t(s.step) - int64_t(step)); };
     for (const auto& s : m_snaps)
-        if (!best || std::abs(s.step - step) < std::abs(best->step - step)) best = &s;
+        if (!best || distance(s) < distance(*best)) best = &s;
     return best;
 }
 
