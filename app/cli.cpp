@@ -115,6 +115,42 @@ static std::string output_path_problem(const std::string& path, bool renamed) {
     return "";
 }
 
+std::string one_line(const std::string& msg) {
+    std::string out;
+    for (unsigned char ch : msg) {
+        if (ch == '\n') out += "\\n";
+        else if (ch == '\t') out += "\\t";
+        else if (ch < 32 || ch == 127) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", ch);
+            out += b;
+        } else out += char(ch);
+    }
+    return out;
+}
+
+int run_command(const std::string& what, const std::function<int()>& body) {
+    auto say = [](const std::string& msg) {
+        std::fprintf(stderr, "error: %s\n", one_line(msg).c_str());
+        return 2;
+    };
+    try {
+        return body();
+    } catch (const Error& e) {
+        return say(e.what());
+    } catch (const std::bad_alloc&) {
+        return say("not enough memory for " + what);
+    } catch (const std::filesystem::filesystem_error& e) {  // what() repeats the paths in brackets: said once here
+        return say("cannot read '" + e.path1().string() + "': " + e.code().message());
+    } catch (const std::ios_base::failure& e) {  // libstdc++'s what() is "basic_filebuf::underflow error reading …"
+        return say("cannot read " + what + ": " + e.code().message());
+    } catch (const std::system_error& e) {  // a thread or lock the system refused
+        return say(what + ": " + e.code().message());
+    } catch (const std::exception& e) {
+        return say("unexpected failure with " + what + ": " + e.what());
+    }
+}
+
 std::string seed_problem(const std::string& v, uint64_t* value) {
     char* end = nullptr;
     errno = 0;

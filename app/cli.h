@@ -1,5 +1,6 @@
 // Command-line parsing into an attn::Config plus the run options; one line and exit 2 on bad input.
 #pragma once
+#include <functional>
 #include <set>
 #include <string>
 
@@ -48,6 +49,15 @@ int parse_cli(int argc, char** argv, RunOptions& out);
 // The corpus used without --data: assets/tinyshakespeare.txt in the working folder, else the one in the checkout the
 // executable was built in (build/attnlab -> assets/), so attnlab runs from any folder; else the first (for its error).
 std::string default_corpus_path();
+
+// Runs a command and says what it throws as one line on stderr (one_line), returning the exit code: attn::Error as
+// it says; std::bad_alloc as "not enough memory for WHAT"; a read or write the system refused (std::system_error:
+// std::ios_base::failure, std::filesystem::filesystem_error) as "cannot read …"; each exit 2, so no command ends in
+// a signal (an uncaught exception's abort). Anything else is "unexpected failure", exit 2 too.
+int run_command(const std::string& what, const std::function<int()>& body);
+
+// `msg` on one line: a newline, tab or other control character (a probe's text inside an error) as \n, \t, \xHH.
+std::string one_line(const std::string& msg);
 
 // "" when v is a seed, a whole number from 0 to 2^53 (a double holds it exactly), stored in *value if given; else
 // why not (--seed of the main command and of `attnlab lab`)

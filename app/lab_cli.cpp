@@ -460,7 +460,7 @@ int run_lab_command(int argc, char** argv) {
         }
         opt[flag] = args[i + 1];
     }
-    try {
+    return run_command("the lab demo " + demo->name, [&] {
         if (opt.count("--device")) {
             device = parse_int(opt.at("--device"), "--device");
             if (device < 0 || device > 64) throw Error("--device: " + opt.at("--device") + " is not in 0..64 (see attnlab --list-devices)");
@@ -483,10 +483,7 @@ int run_lab_command(int argc, char** argv) {
         else if (demo->name == "graph") show_graph(out, ctx, kc, opt);
         std::fputs(out.str().c_str(), stdout);
         return 0;
-    } catch (const Error& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 2;
-    }
+    });
 }
 
 }  // namespace attn

@@ -2,7 +2,7 @@
 // the window or, with --headless, the terminal trainer.
 #include <cstdio>
 #include <cstring>
-#include <exception>
+#include <string>
 
 #include "cli.h"
 #include "headless.h"
@@ -26,7 +26,10 @@ int main(int argc, char** argv) {
     attn::RunOptions o;
     int rc = attn::parse_cli(argc, argv, o);
     if (rc >= 0) return rc;
-    try {
+    // what a failure names: "not enough memory for the run on corpus 'x.txt'" / "cannot read the run resumed from …"
+    std::string what = o.resume_path.empty() ? "the run on corpus '" + o.data_path + "'"
+                                             : "the run resumed from '" + o.resume_path + "'";
+    return attn::run_command(what, [&] {
         if (o.list_devices) {
             auto devs = attn::Context::list_devices();
             for (size_t i = 0; i < devs.size(); i++)
@@ -34,11 +37,5 @@ int main(int argc, char** argv) {
             return 0;
         }
         return o.headless ? attn::run_headless(o) : attn::run_window(o);
-    } catch (const attn::Error& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "error: unexpected failure: %s\n", e.what());
-        return 1;
-    }
+    });
 }

@@ -302,6 +302,17 @@ if [ $rc -eq 0 ] && grep -q "^step 3000:" "$tmp/n.txt"; then passes=$((passes+1)
 expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
 printf 'garbage' > "$tmp/bad.safetensors"
 expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"
+# a read that fails (EIO: reading /proc/self/mem at offset 0 does) is "cannot read", memory that runs out "not enough
+# memory": one line and exit 2 each, never an abort or "unexpected failure"
+expect 2 "cannot read corpus '/proc/self/mem': Input/output error" --data /proc/self/mem
+expect 2 "cannot read checkpoint '/proc/self/mem': Input/output error" --data "$corpus" --resume /proc/self/mem
+truncate -s 4G "$tmp/huge.safetensors"
+if ! grep -q __asan_init "$bin"; then  # (a sanitizer build reserves terabytes of address space: no ulimit -v there)
+    out=$( (ulimit -v 400000; "$bin" --headless --quiet --data "$corpus" --resume "$tmp/huge.safetensors") 2>&1 >/dev/null); rc=$?
+    if [ $rc -eq 2 ] && [ "$out" = "error: not enough memory for the run resumed from '$tmp/huge.safetensors'" ]; then
+        passes=$((passes+1)); else echo "FAIL: --resume of a 4 GiB file under ulimit -v (exit $rc): $out"; fails=$((fails+1)); fi
+fi
+rm -f "$tmp/huge.safetensors"
 
 # a tiny real run: prints the lecture's lines and a sample, exit 0
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 --sample-chars 30 2>/dev/null); rc=$?

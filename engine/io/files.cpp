@@ -1,6 +1,7 @@
 // Writing files safely (files.h): roles, identity, atomic replace with read-back, stale temporary files, set-asides.
 #include "io/files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -278,6 +279,33 @@ void guard_standard_fds() {
         int got = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
         if (got >= 0 && got != fd) ::close(got);
     }
+}
+
+std::string read_file(const std::string& path, const std::string& what, size_t limit) {
+    auto fail = [&](int e) {
+        return Error("cannot read " + what + " '" + path + "': " + std::strerror(e) +
+                     (e == EACCES ? " (check its permissions)" : ""));
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw fail(errno);
+    std::string out;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)  // one allocation for a file of known size
+        out.reserve(size_t(std::min<uint64_t>(uint64_t(st.st_size), uint64_t(limit) + 1)));
+    char buf[1 << 16];
+    while (out.size() <= limit) {
+        ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit + 1 - out.size()));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            ::close(fd);
+            throw fail(e);
+        }
+        if (n == 0) break;
+        out.append(buf, size_t(n));
+    }
+    ::close(fd);
+    return out;
 }
 
 }  // namespace attn

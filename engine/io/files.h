@@ -61,4 +61,9 @@ std::string set_aside(const std::string& path);
 // receives messages meant for the terminal). Call first thing in main.
 void guard_standard_fds();
 
+// The bytes of `path` to its end (a pipe's too), or its first limit + 1 bytes when it holds more (the caller says it
+// is too large). Throws attn::Error "cannot read WHAT 'PATH': <strerror>" (what: "checkpoint", "corpus") when it
+// cannot be opened or a read fails (EIO: a failing disk), never a std::ios_base::failure.
+std::string read_file(const std::string& path, const std::string& what, size_t limit = size_t(-1) - 1);
+
 }  // namespace attn

@@ -232,9 +232,8 @@ Checkpoint load_checkpoint(const std::string& path, const std::vector<uint32_t>*
     if (!std::filesystem::is_regular_file(path, ec))
         throw Error("checkpoint '" + path + "' does not exist or is not a file");
     if (is_torch_zip(path)) return import_nanogpt(path, "", corpus_vocab, note);  // nanoGPT's ckpt.pt
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot read checkpoint '" + path + "': " + std::strerror(errno) + " (check its permissions)");
-    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // a read that fails (EIO) is "cannot read 'PATH': Input/output error", not an exception the caller did not expect
+    std::string bytes = read_file(path, "checkpoint");
     return parse_checkpoint(bytes, path);
 }
 

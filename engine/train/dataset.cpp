@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-
+#include "io/files.h"
 #include "vk/check.h"
 
 namespace attn {
@@ -58,18 +56,9 @@ Dataset Dataset::from_file(const std::string& path) {
             throw Error("corpus '" + path + "' is " + std::to_string(size) + " bytes, more than the limit of 100 MiB (" +
                         std::to_string(MAX_CORPUS_BYTES) + " bytes): use a smaller text file");
     }
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot open corpus '" + path + "': check its permissions");
-    if (regular) {
-        std::stringstream ss;
-        ss << f.rdbuf();
-        return from_text(ss.str(), path);
-    }
-    // a pipe (--data /dev/stdin, <(command), a FIFO): read to its end, or until past the limit (from_text refuses it)
-    std::string text;
-    char buf[1 << 16];
-    while (text.size() <= MAX_CORPUS_BYTES && f.read(buf, sizeof buf).gcount() > 0) text.append(buf, size_t(f.gcount()));
-    if (f.bad()) throw Error("cannot read corpus '" + path + "': the read failed");
+    // a regular file or a pipe (--data /dev/stdin, <(command), a FIFO), read to its end or until past the limit
+    // (from_text refuses it); a read that fails (EIO) is "cannot read 'PATH': Input/output error"
+    std::string text = read_file(path, "corpus", MAX_CORPUS_BYTES);
     return from_text(text, path);
 }
 
