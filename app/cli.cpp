@@ -308,7 +308,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--history-mib", o.history_mib,
                    "the time-lapse's memory, 0 (none) to 4096 MiB" + dflt(o.history_mib))
         ->type_name("MIB")
-        ->check(CLI::Range(0.0, 4096.0).description(""));
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {  // CLI::Range lets nan through and prints its bounds as 0.000000
+                char* end = nullptr;
+                double d = std::strtod(v.c_str(), &end);
+                if (v.empty() || *end != '\0' || !std::isfinite(d) || d < 0 || d > 4096)
+                    return "must be a number of MiB from 0 to 4096 (got '" + v + "')";
+                return "";
+            },
+            "", "MIB"));
     // (the ranges in the help's words: CLI11 would print its validator as "INT:INT in [0 - 64]", not a syntax it takes)
     app.add_option("--device", o.device, "Vulkan device index, 0 to 64 (see --list-devices)")
         ->check(CLI::Range(0, 64).description(""));

@@ -18,8 +18,8 @@ namespace {
 // Options as the user typed them.
 struct InspectOptions {
     std::string file, probe, data;
-    int step = -1, layer = 0, head = 0, device = -1;  // layer, head: from 1 (0: not given)
-    bool list = false, has_step = false, has_probe = false;
+    int step = -1, layer = 0, head = 0, device = -1;  // layer, head: from 1
+    bool list = false, has_step = false, has_probe = false, has_layer = false, has_head = false;
 };
 
 // A character as the tables show it: a space as ␣, a newline as ⏎, a tab as ⇥.
@@ -117,11 +117,12 @@ int inspect(const InspectOptions& o) {
     const Config& c = ck.config;
     const TimeLapse& tl = ck.timelapse;
     int L = c.kind == ModelKind::Bigram ? 0 : c.n_layer, NH = c.kind == ModelKind::Bigram ? 0 : c.n_head;
-    if ((o.layer || o.head) && L == 0)
+    if ((o.has_layer || o.has_head) && L == 0)
         throw Error("the bigram model has no attention: leave out --layer and --head");
-    if (o.layer && (o.layer < 1 || o.layer > L))
+    // numbered from 1, as the tables print them: --layer 0 is out of range, not "every layer"
+    if (o.has_layer && (o.layer < 1 || o.layer > L))
         throw Error("--layer " + std::to_string(o.layer) + " is out of range: the model has layers 1 to " + std::to_string(L));
-    if (o.head && (o.head < 1 || o.head > NH))
+    if (o.has_head && (o.head < 1 || o.head > NH))
         throw Error("--head " + std::to_string(o.head) + " is out of range: the model has heads 1 to " + std::to_string(NH));
     if (o.list) {
         print_list(o.file, ck);
@@ -138,8 +139,8 @@ int inspect(const InspectOptions& o) {
         if (o.step < first || o.step > last)
             throw Error("step " + std::to_string(o.step) + " is outside the time-lapse (steps " + std::to_string(first) +
                         " to " + std::to_string(last) + "; --list shows them)");
-        if (o.has_probe && o.probe != tl.text())
-            throw Error("the time-lapse was recorded for the probe \"" + tl.text() +
+        if (o.has_probe && o.probe != tl.text())  // (a probe's newline is said as \n: the error stays one line)
+            throw Error("the time-lapse was recorded for the probe \"" + one_line(tl.text()) +
                         "\": leave out --probe, or --step to compute this probe at the checkpoint's weights");
         snap = *tl.nearest(o.step);
         tokens = tl.tokens();
@@ -180,11 +181,12 @@ int inspect(const InspectOptions& o) {
         return 0;
     }
     // the heads shown in full: those --layer/--head pick; without them every head of a small model, else the first
-    bool picked = o.layer || o.head, all = !picked && L * NH <= 4;
+    bool picked = o.has_layer || o.has_head, all = !picked && L * NH <= 4;
     std::printf("\n");
     for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {
-            bool chosen = picked ? (!o.layer || o.layer == l + 1) && (!o.head || o.head == h + 1) : all || (l == 0 && h == 0);
+            bool chosen = picked ? (!o.has_layer || o.layer == l + 1) && (!o.has_head || o.head == h + 1)
+                                 : all || (l == 0 && h == 0);
             if (!chosen) continue;
             std::printf("attention, layer %d head %d (rows: each position; columns: what it attends to):\n", l + 1, h + 1);
             print_head(ck.vocab, tokens, snapshot_head(snap, P, NH, l, h), c.causal);
@@ -212,27 +214,28 @@ int run_inspect_command(int argc, char** argv) {
     app.add_option("file", o.file, "a checkpoint (safetensors) saved by attnlab")->required();
     app.add_option("--probe", o.probe, "the text to look at (default: the time-lapse's probe, else the first block "
                                        "size characters of the validation split)");
-    app.add_option("--step", o.step, "the recorded snapshot nearest this step (default: compute at the checkpoint's weights)");
-    app.add_option("--layer", o.layer, "show this layer's heads (from 1)");
-    app.add_option("--head", o.head, "show this head (from 1)");
+    // a number each: CLI11 would read an empty value ('') as 0
+    CLI::Validator number([](std::string& v) { return v.empty() ? std::string("needs a number (got '')") : std::string(); },
+                          "", "N");
+    app.add_option("--step", o.step, "the recorded snapshot nearest this step (default: compute at the checkpoint's weights)")
+        ->check(number);
+    app.add_option("--layer", o.layer, "show this layer's heads (from 1)")->check(number);
+    app.add_option("--head", o.head, "show this head (from 1)")->check(number);
     app.add_flag("--list", o.list, "list the recorded steps and the time-lapse's size");
     app.add_option("--data", o.data, "the corpus (default: the one the checkpoint names, else tiny Shakespeare)");
-    app.add_option("--device", o.device, "Vulkan device index (see attnlab --list-devices)");
+    app.add_option("--device", o.device, "Vulkan device index (see attnlab --list-devices)")->check(number);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);
-        std::fprintf(stderr, "error: %s (attnlab inspect --help lists the options)\n", e.what());
+        std::fprintf(stderr, "error: %s (attnlab inspect --help lists the options)\n", one_line(e.what()).c_str());
         return 2;
     }
     o.has_step = app.count("--step") > 0;
     o.has_probe = app.count("--probe") > 0;
-    try {
-        return inspect(o);
-    } catch (const Error& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 2;
-    }
+    o.has_layer = app.count("--layer") > 0;
+    o.has_head = app.count("--head") > 0;
+    return run_command("'" + o.file + "'", [&] { return inspect(o); });
 }
 
 }  // namespace attn

@@ -313,6 +313,20 @@ if ! grep -q __asan_init "$bin"; then  # (a sanitizer build reserves terabytes o
         passes=$((passes+1)); else echo "FAIL: --resume of a 4 GiB file under ulimit -v (exit $rc): $out"; fails=$((fails+1)); fi
 fi
 rm -f "$tmp/huge.safetensors"
+# --history-mib: a finite number, its range in plain numbers
+expect 2 "--history-mib: must be a number of MiB from 0 to 4096 (got 'nan')" --data "$corpus" --history-mib nan
+expect 2 "--history-mib: must be a number of MiB from 0 to 4096 (got '5000')" --data "$corpus" --history-mib 5000
+# --metrics to a FIFO: refused at once while nobody reads it (not a silent wait), written when someone does
+timeout 60 "$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 \
+    --metrics "$tmp/fifo" 2>"$tmp/fifo.err" >/dev/null; rc=$?
+out=$(grep -v '^device:' "$tmp/fifo.err")
+if [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "it is a pipe (FIFO) that nobody reads: start its reader first" <<<"$out"; then
+    passes=$((passes+1)); else echo "FAIL: --metrics FIFO without a reader (exit $rc): $out"; fails=$((fails+1)); fi
+timeout 60 cat "$tmp/fifo" >"$tmp/fifo.csv" & cpid=$!
+"$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --sample-chars 0 --metrics "$tmp/fifo" >/dev/null 2>&1; rc=$?
+wait $cpid
+if [ $rc -eq 0 ] && [ "$(cut -d, -f1 "$tmp/fifo.csv" | tr '\n' ' ')" = "step 0 1 " ]; then passes=$((passes+1)); else
+    echo "FAIL: --metrics FIFO with a reader (exit $rc):"; cat "$tmp/fifo.csv"; fails=$((fails+1)); fi
 
 # a tiny real run: prints the lecture's lines and a sample, exit 0
 out=$("$bin" --headless --quiet --data "$corpus" --preset bigram --max-iters 20 --eval-interval 10 --eval-iters 2 --sample-chars 30 2>/dev/null); rc=$?

@@ -51,10 +51,25 @@ bad "outside the time-lapse (steps 0 to 500" "$CK" --step 9999
 bad "the model has layers 1 to 1" "$CK" --layer 2
 bad "the model has heads 1 to 1" "$CK" --head 3
 bad "no character of the corpus" "$CK" --probe "ééé"
+# layers and heads are numbered from 1: 0 is out of range, not "all"; an empty number is no number
+bad "--layer 0 is out of range: the model has layers 1 to 1" "$CK" --layer 0
+bad "--head 0 is out of range: the model has heads 1 to 1" "$CK" --head 0
+bad "--step: needs a number (got '')" "$CK" --step ''
+# a read that fails (EIO: reading /proc/self/mem at offset 0 does) and memory that runs out: one line, exit 2, no abort
+bad "cannot read checkpoint '/proc/self/mem': Input/output error" /proc/self/mem
+truncate -s 4G "$OUT/huge.safetensors"
+if ! grep -q __asan_init "$BIN"; then  # (a sanitizer build reserves terabytes of address space: no ulimit -v there)
+    out=$( (ulimit -v 400000; "$BIN" inspect "$OUT/huge.safetensors" --list) 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && [ "$out" = "error: not enough memory for '$OUT/huge.safetensors'" ] ||
+        fail "inspect of a 4 GiB file under ulimit -v: want exit 2 and 'not enough memory' (got $rc: $out)"
+fi
+rm -f "$OUT/huge.safetensors"
 bad "recorded for the probe" "$CK" --step 5 --probe "To be or"
 "$BIN" --headless --quiet --data "$CORPUS" --preset bigram --max-iters 10 --sample-chars 0 --eval-iters 1 \
     --save "$OUT/bigram.safetensors" >/dev/null 2>&1 || fail "bigram training failed"
 bad "the bigram model has no attention" "$OUT/bigram.safetensors" --head 1
+# its probe is val's start, "?\n\nGREMIO:...": said on the error's one line with its newlines as \n
+bad 'the time-lapse was recorded for the probe "?\n\nGREMI' "$OUT/bigram.safetensors" --step 10 --probe "To be or"
 "$BIN" inspect "$OUT/bigram.safetensors" --step 10 | tail -1 | grep -qx "mean attention entropy: n/a" ||
     fail "the bigram's inspect should end with the entropy n/a"
 echo PASS

@@ -2,8 +2,10 @@
 #include "train/session.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <fcntl.h>
 #include <filesystem>
 #include <limits>
 #include <sstream>
@@ -186,7 +188,17 @@ void Session::write_metrics_to(const std::string& path) {
     auto st = fs::status(path, ec);
     m_metrics_stream = fs::exists(st) && !fs::is_regular_file(st);
     if (m_metrics_stream) {  // a device or pipe (/dev/stdout, a FIFO): rows appended as they come
+        // a FIFO nobody reads yet: opening it to write would wait, silently, until someone does; O_NONBLOCK says ENXIO
+        // instead. The probe stays open until the stream is, so a reader never sees an end between the two opens.
+        int probe = -1;
+        if (fs::is_fifo(st)) {
+            probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+            if (probe < 0 && errno == ENXIO)
+                throw Error("cannot write the --metrics file '" + path + "': it is a pipe (FIFO) that nobody reads: start "
+                            "its reader first (cat " + path + "), or name a regular file");
+        }
         m_metrics.open(path);
+        if (probe >= 0) ::close(probe);
         m_metrics_rows = 0;
         if (m_metrics) m_metrics << k_metrics_header << std::flush;
         if (!m_metrics) throw Error("cannot write the --metrics file '" + path + "': check it is writable");
