@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/files.h"
+#include "io/nanogpt.h"
 #include "model/model.h"
 #include "train/trainer.h"
 
@@ -219,6 +220,18 @@ static std::string unknown_argument(const CLI::App& app, int argc, char** argv) 
     return "";
 }
 
+// The argument CLI11 did not expect (named in its message `extras`) that is a checkpoint: a .safetensors file or
+// nanoGPT's ckpt.pt (a zip); "" if none is.
+static std::string stray_checkpoint(const std::string& extras, int argc, char** argv) {
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a.empty() || a[0] == '-' || extras.find(a) == std::string::npos) continue;
+        std::string ext = std::filesystem::path(a).extension().string();
+        if (ext == ".safetensors" || ext == ".pt" || is_torch_zip(a)) return a;
+    }
+    return "";
+}
+
 int parse_cli(int argc, char** argv, RunOptions& o) {
     // The preset decides the defaults, so find it before the other flags are applied.
     std::string preset = "single-head";
@@ -371,8 +384,11 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     } catch (const CLI::ParseError& e) {
         std::string msg = e.what();
         if (dynamic_cast<const CLI::ExtrasError*>(&e)) {  // what was not understood, and what was probably meant
-            std::string said = unknown_argument(app, argc, argv);
+            std::string said = unknown_argument(app, argc, argv), ckpt = stray_checkpoint(msg, argc, argv);
             if (!said.empty()) msg = said;
+            else if (!ckpt.empty())
+                msg = "'" + ckpt + "' is a checkpoint: continue it with attnlab --headless --resume " + ckpt +
+                      ", or see its attention with attnlab inspect " + ckpt;
             else msg += ": a value goes after its option (--data FILE)";
         }
         // CLI11's "Could not convert: --flag = value" (not a number, or too big for one) said as the range checks say it

@@ -2,6 +2,7 @@
 // long evaluation or sample on stderr (also the stop check for Ctrl+C), and where a failed run's checkpoint is.
 #pragma once
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "train/session.h"
@@ -41,6 +42,12 @@ struct TerminalPrinter : SessionEvents {
     void evaluated(const SessionEval& e) override {
         progress.show(nullptr, 0);
         print_eval_line(ctx, tr, e);
+    }
+    // --save: one line a write, as the window says it (a run that never says it saved looks as if it did not)
+    void checkpoint_written(const std::string& path, int step) override {
+        progress.show(nullptr, 0);
+        std::printf("attnlab: saved step %d to %s\n", step, path.c_str());
+        std::fflush(stdout);
     }
 };
 

@@ -302,6 +302,13 @@ if [ $rc -eq 0 ] && grep -q "^step 3000:" "$tmp/n.txt"; then passes=$((passes+1)
 expect 2 "block_size 8 but 16" --data "$corpus" --resume "$tmp/run.safetensors" --block-size 16 --max-iters 1
 printf 'garbage' > "$tmp/bad.safetensors"
 expect 2 "truncated" --data "$corpus" --resume "$tmp/bad.safetensors"
+# a checkpoint where a flag belongs: what continues it, or looks inside it
+expect 2 "'$tmp/run.safetensors' is a checkpoint: continue it with attnlab --headless --resume $tmp/run.safetensors, or see its attention with attnlab inspect $tmp/run.safetensors" "$tmp/run.safetensors"
+# --save says each write, as the window does (the bigram run above: evaluations at steps 0, 10 and 20)
+if [ "$(grep -c "^attnlab: saved step [0-9]* to $tmp/run.safetensors$" "$tmp/a.txt")" = 3 ] &&
+   grep -qx "attnlab: saved step 20 to $tmp/run.safetensors" "$tmp/a.txt"; then passes=$((passes+1)); else
+    echo "FAIL: headless --save should print 'attnlab: saved step N to FILE' at each of its 3 writes:"; cat "$tmp/a.txt"
+    fails=$((fails+1)); fi
 # a read that fails (EIO: reading /proc/self/mem at offset 0 does) is "cannot read", memory that runs out "not enough
 # memory": one line and exit 2 each, never an abort or "unexpected failure"
 expect 2 "cannot read corpus '/proc/self/mem': Input/output error" --data /proc/self/mem
