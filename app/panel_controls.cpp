@@ -200,7 +200,7 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
     };
     // Always one line, so the fields below do not jump while the thread is busy.
     ImGui::TextDisabled("%s%s", snap.busy.c_str(), snap.busy.empty() ? "" : "...");
-    if (!snap.heavy_note.empty()) {  // the gpt preset on a CPU driver: why nothing seems to happen for minutes
+    if (!snap.heavy_note.empty()) {  // the gpt preset on a CPU driver, n_embd 33: why a step takes so long
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.8f, 0.3f, 1));
         ImGui::TextWrapped("%s", snap.heavy_note.c_str());
         ImGui::PopStyleColor();

@@ -189,7 +189,8 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
 
     const auto& raw = snap.step_losses;
     // the lecture's values: only on its corpus (tiny Shakespeare, by content), the current stage's by default
-    const double ref_own = snap.lecture_corpus ? snap.cfg.lecture_val_loss() : 0;
+    // the preset's reference only for its own model on its own corpus (not an imported run of another size)
+    const double ref_own = snap.lecture_corpus ? snap.cfg.reference_val_loss() : 0;
     std::vector<std::pair<std::string, double>> refs;  // shown: the current preset's first
     if (ref_own > 0) refs.push_back({snap.cfg.preset, ref_own});
     if (snap.lecture_corpus && st.all_refs)

@@ -17,6 +17,7 @@ void print_run_header(const Context& ctx, const Dataset& data, const Config& c, 
     std::fflush(stdout);
     if (std::string note = Trainer::heavy_note(ctx, c, data.vocab_size()); !note.empty())
         std::fprintf(stderr, "note: %s\n", note.c_str());
+    if (std::string note = c.speed_note(); !note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
 void resume_run(Session& run, const Checkpoint& ck, const std::string& path) {

@@ -9,7 +9,7 @@
 
 namespace attn {
 
-// "corpus: ... | preset ...: ... | N parameters", the replicas line, the heavy-model note.
+// "corpus: ... | preset ...: ... | N parameters", the replicas line, the heavy-model and slow-width notes.
 void print_run_header(const Context& ctx, const Dataset& data, const Config& c, const Trainer& tr);
 // Session::resume, then "resumed FILE at step N" and what there is to say about it (nothing left to train, no
 // time-lapse in the file).

@@ -293,8 +293,13 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     std::printf("attnlab: built preset %s, %zu parameters, in %.1f s%s\n", cfg.preset.c_str(), m_run->trainer().num_params(),
                 std::chrono::duration<double>(Clock::now() - t_build).count(),
                 eval_start ? "; estimating the loss" : "");
-    std::string heavy = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());  // printed here, shown in the snapshot
+    // printed here, shown in the snapshot (the Controls panel): a GPU job on this CPU driver, a width off the fast paths
+    std::string heavy = Trainer::heavy_note(m_ctx, cfg, m_data->vocab_size());
     if (!heavy.empty()) std::printf("attnlab: note: %s\n", heavy.c_str());
+    if (std::string slow = cfg.speed_note(); !slow.empty()) {
+        std::printf("attnlab: note: %s\n", slow.c_str());
+        heavy += (heavy.empty() ? "" : "; ") + slow;
+    }
     std::fflush(stdout);
     bool profiling;
     {

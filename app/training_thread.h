@@ -51,7 +51,7 @@ struct Snapshot {
     bool running = false;
     bool has_model = false;
     std::string busy;             // what the thread is doing now, e.g. "building the model" (empty: idle/training)
-    std::string heavy_note;       // Trainer::heavy_note of the model built: a GPU job on this CPU driver (or empty)
+    std::string heavy_note;       // Trainer::heavy_note and Config::speed_note of the model built (or empty)
     std::string message;          // last error or notice for the user
     bool message_until_start = false;  // message is a "paused; ... Start" notice, cleared when training starts again
     std::string restart_error;    // why the last Apply & restart was refused

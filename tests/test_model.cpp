@@ -1,6 +1,7 @@
 // Whole-model checks: gradients against the CPU twin and finite differences, initial loss, overfitting, determinism.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "corpus.h"
@@ -133,6 +134,41 @@ TEST_CASE("the presets' reference val losses say whose they are", "[model]") {
     REQUIRE(Config::lecture_val_loss("nanogpt-cpu") == 1.88);  // nanoGPT's README, not the lecture
     REQUIRE(std::string(Config::reference_source("nanogpt-cpu")) == "nanoGPT");
     REQUIRE(std::string(Config::reference_source("nanogpt-char")) == "nanoGPT");
+    // a preset's value is drawn only over the preset's own model shape: not over a tiny run imported as nanogpt-char
+    Config c;
+    c.apply_preset("nanogpt-char");
+    CHECK(c.reference_val_loss() == 1.47);
+    c.lr = 3e-4;  // a training setting: still the preset's model
+    c.dropout = 0;
+    CHECK(c.reference_val_loss() == 1.47);
+    for (auto shrink : std::vector<std::function<void(Config&)>>{[](Config& x) { x.n_layer = 2; },
+                                                                  [](Config& x) { x.n_head = 2; },
+                                                                  [](Config& x) { x.n_embd = 48; },
+                                                                  [](Config& x) { x.block_size = 64; }}) {
+        Config small = c;
+        shrink(small);
+        CHECK(small.reference_val_loss() == 0);
+    }
+    Config b;
+    b.apply_preset("bigram");
+    CHECK(b.reference_val_loss() == 2.5);
+    b.block_size = 16;
+    CHECK(b.reference_val_loss() == 0);
+}
+
+TEST_CASE("a width that keeps the kernels off their 4-wide paths is said once, with the nearest that keeps them", "[model]") {
+    Config c;
+    c.apply_preset("single-head");
+    CHECK(c.speed_note().empty());
+    c.n_embd = 33;
+    CHECK_THAT(c.speed_note(), Catch::Contains("n_embd 33 is not a multiple of 4") && Catch::Contains("--n-embd 32 "));
+    c.n_embd = 35;
+    CHECK_THAT(c.speed_note(), Catch::Contains("--n-embd 36 "));
+    c.apply_preset("multi-head");  // 4 heads: the nearest n_embd that 4 heads of a multiple of 4 make
+    c.n_embd = 30;
+    CHECK_THAT(c.speed_note(), Catch::Contains("--n-embd 32 "));
+    c.apply_preset("bigram");
+    CHECK(c.speed_note().empty());
 }
 
 TEST_CASE("nanoGPT's initialisation: N(0, 0.02), residual projections 0.02/sqrt(2 n_layer), 2-D tensors first",

@@ -123,6 +123,29 @@ const char* Config::reference_source(const std::string& preset) {
     return preset.rfind("nanogpt", 0) == 0 ? "nanoGPT" : "lecture";
 }
 
+double Config::reference_val_loss() const {
+    Config own = *this;
+    if (!own.apply_preset(preset)) return 0;
+    bool same = kind == own.kind && nanogpt == own.nanogpt && block_size == own.block_size &&
+                (kind == ModelKind::Bigram || (n_layer == own.n_layer && n_head == own.n_head && n_embd == own.n_embd &&
+                                               hs() == own.hs()));
+    return same ? lecture_val_loss(preset) : 0.0;
+}
+
+std::string Config::speed_note() const {
+    if (kind == ModelKind::Bigram || n_embd % 4 == 0) return "";
+    // the nearest multiple of 4 (below first) that the heads divide into sizes that are multiples of 4 too, when
+    // their size follows n_embd / n_head
+    int fast = 0;
+    for (int d = 1; !fast && d <= n_embd + 4 * n_head; d++)
+        for (int k : {n_embd - d, n_embd + d})
+            if (!fast && k >= 4 && k % 4 == 0 && (head_size > 0 || (k % n_head == 0 && (k / n_head) % 4 == 0))) fast = k;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "n_embd %d is not a multiple of 4: the kernels' 4-wide paths are off and a step "
+                  "can take many times longer; --n-embd %d is the nearest that keeps them", n_embd, fast);
+    return buf;
+}
+
 std::string Config::describe() const {
     if (kind == ModelKind::Bigram) return "bigram (embedding lookup)";
     char buf[240];

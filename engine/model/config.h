@@ -70,6 +70,13 @@ struct Config {
     static double lecture_val_loss(const std::string& preset);
     double lecture_val_loss() const { return lecture_val_loss(preset); }
     static const char* reference_source(const std::string& preset);
+    // The preset's reference val loss for this run, or 0 when the model is not the preset's own shape (kind, layers,
+    // heads, head size, n_embd, block size): a loss measured on another model size says nothing about this one (a
+    // tiny imported nanoGPT run under nanogpt-char's 1.47). The caller checks the corpus (Dataset::is_tiny_shakespeare).
+    double reference_val_loss() const;
+    // One line when the model's widths keep the kernels off their 4-wide paths (n_embd 33 trains ~18x slower than 32
+    // on lavapipe), naming the nearest n_embd that keeps them; "" otherwise.
+    std::string speed_note() const;
     // What in this config differs from `other`, in words ("seed 42, lr 0.003"; "" when nothing that changes a
     // run does): the model's shape and switches, seed, and the training settings (not sampling or eval settings).
     std::string differences_from(const Config& other) const;
