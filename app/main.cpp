@@ -13,6 +13,13 @@
 #include "window_app.h"
 #include "vk/context.h"
 
+#ifdef ATTN_SANITIZE
+// As in tests/main.cpp: LeakSanitizer checks at exit, after the Vulkan loader has unloaded the driver, and what the
+// driver still holds in its globals would look leaked from "<unknown module>". In the sanitizer build no library is
+// unloaded, so that memory stays reachable and leaks of our own code are still reported with their stacks.
+extern "C" int dlclose(void*) { return 0; }
+#endif
+
 int main(int argc, char** argv) {
     // a closed stdin/stdout/stderr would be the next file opened: a checkpoint that then receives messages
     attn::guard_standard_fds();
