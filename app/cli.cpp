@@ -317,7 +317,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--metrics", o.metrics_path, "write step,train_loss,val_loss,tokens_per_s to this CSV")
         ->type_name("FILE");
     app.add_option("--probe", o.probe,
-                   "the text the attention time-lapse records (default: val's start)");
+                   "the text the attention time-lapse shows (default: a validation line)");
     app.add_option("--history-mib", o.history_mib,
                    "the time-lapse's memory, 0 (none) to 4096 MiB" + dflt(o.history_mib))
         ->type_name("MIB")

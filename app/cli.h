@@ -23,7 +23,7 @@ struct RunOptions {
     bool version = false;  // --version
     std::string metrics_path;  // CSV of evals
     std::string probe;         // --probe: the time-lapse's text ("": Session::default_probe)
-    double history_mib = 64;   // --history-mib: the time-lapse's memory budget
+    double history_mib = double(TimeLapse::k_default_budget >> 20);  // --history-mib: the time-lapse's memory budget
     bool quiet = false;        // no progress line
     bool profile = false;      // per-kernel GPU time table at the end (headless)
     std::string save_path;     // checkpoint written at every evaluation and at the end

@@ -17,8 +17,10 @@ namespace {
 
 // Options as the user typed them.
 struct InspectOptions {
-    std::string file, probe, data;
+    std::string file, probe, data, prompt;
     int step = -1, layer = 0, head = 0, device = -1;  // layer, head: from 1
+    int sample = 0;          // characters to sample (0: none)
+    uint64_t seed = 1337;
     bool list = false, has_step = false, has_probe = false, has_layer = false, has_head = false;
 };
 
@@ -47,6 +49,12 @@ std::string decode(const std::vector<uint32_t>& vocab, const std::vector<uint32_
     return s;
 }
 
+// The time-lapse's storage in words: "fp32 weights", "bf16 weights" or "attention only" (an older checkpoint).
+std::string storage_of(const TimeLapse& tl) {
+    if (!tl.has_weights()) return "attention only";
+    return tl.weights_bf16() ? "bf16 weights" : "fp32 weights";
+}
+
 void print_list(const std::string& file, const Checkpoint& ck) {
     const TimeLapse& tl = ck.timelapse;
     if (tl.empty()) {
@@ -54,15 +62,22 @@ void print_list(const std::string& file, const Checkpoint& ck) {
         return;
     }
     int P = tl.length();
-    std::printf("%s: a time-lapse of the probe \"%s\" (%d characters): %zu snapshots, steps %d to %d, %.2f MiB\n",
-                file.c_str(), tl.text().c_str(), P, tl.snapshots().size(), tl.snapshots().front().step,
-                tl.snapshots().back().step, tl.bytes() / 1048576.0);
-    std::printf("%8s  %10s  %12s\n", "step", "probe loss", "mean entropy");
-    for (const auto& s : tl.snapshots()) {
-        if (tl.n_layer() > 0)
-            std::printf("%8d  %10.4f  %12.4f\n", s.step, s.mean_loss(), mean_attention_entropy(s, P, tl.n_layer(), tl.n_head()));
-        else
-            std::printf("%8d  %10.4f  %12s\n", s.step, s.mean_loss(), "-");
+    std::printf("%s: a time-lapse of the probe \"%s\" (%d characters): %zu snapshots, steps %d to %d, %.2f MiB "
+                "(weights %.2f MiB)\n",
+                file.c_str(), one_line(tl.text()).c_str(), P, tl.snapshots().size(), tl.snapshots().front().step,
+                tl.snapshots().back().step, tl.bytes() / 1048576.0, tl.weights_bytes() / 1048576.0);
+    if (!tl.has_weights())
+        std::printf("(saved before weights were kept: only this probe's views are there, no other text can be replayed)\n");
+    std::printf("%8s  %10s  %12s  %8s  %s\n", "step", "probe loss", "mean entropy", "val loss", "storage");
+    for (size_t i = 0; i < tl.snapshots().size(); i++) {
+        const ProbeSnapshot& s = tl.snapshots()[i];
+        char entropy[32] = "-", val[32] = "-";
+        if (tl.n_layer() > 0) std::snprintf(entropy, sizeof entropy, "%.4f", mean_attention_entropy(s, P, tl.n_layer(), tl.n_head()));
+        for (const auto& e : ck.history.evals)
+            if (e.step == s.step) std::snprintf(val, sizeof val, "%.4f", e.val);
+        const RecordedWeights& w = tl.weights(i);
+        std::printf("%8d  %10.4f  %12s  %8s  %s\n", s.step, s.mean_loss(), entropy, val,
+                    w.empty() ? "views" : w.is_bf16() ? "bf16" : "fp32");
     }
 }
 
@@ -132,20 +147,27 @@ int inspect(const InspectOptions& o) {
     ProbeSnapshot snap;
     std::vector<uint32_t> tokens;
     std::string how;
-    if (o.has_step) {  // a recorded snapshot
+    const ProbeSnapshot* recorded = nullptr;
+    if (o.has_step) {
         if (tl.empty())
             throw Error(o.file + " holds no attention time-lapse: leave out --step to compute the probe at its weights");
         int first = tl.snapshots().front().step, last = tl.snapshots().back().step;
         if (o.step < first || o.step > last)
             throw Error("step " + std::to_string(o.step) + " is outside the time-lapse (steps " + std::to_string(first) +
                         " to " + std::to_string(last) + "; --list shows them)");
-        if (o.has_probe && o.probe != tl.text())  // (a probe's newline is said as \n: the error stays one line)
-            throw Error("the time-lapse was recorded for the probe \"" + one_line(tl.text()) +
-                        "\": leave out --probe, or --step to compute this probe at the checkpoint's weights");
-        snap = *tl.nearest(o.step);
-        tokens = tl.tokens();
-        how = "recorded at step " + std::to_string(snap.step);
-    } else {  // anew, at the checkpoint's weights, on the training kernels
+        recorded = tl.nearest(o.step);
+        bool other_text = o.has_probe && o.probe != tl.text();
+        if ((other_text || o.sample > 0) && !tl.has_weights())  // (a probe's newline is said as \n: one line)
+            throw Error(o.file + " was saved before the time-lapse kept its weights: only its probe \"" +
+                        one_line(tl.text()) + "\" can be shown at a step (leave out --probe and --sample), or any text "
+                        "at the checkpoint's weights (leave out --step)");
+        if (!other_text && o.sample == 0) {  // the recorded views of the recorded probe: no GPU needed
+            snap = *recorded;
+            tokens = tl.tokens();
+            how = "recorded at step " + std::to_string(snap.step);
+        }
+    }
+    if (tokens.empty()) {  // computed on the training kernels: at a recorded step's weights, or at the checkpoint's
         std::string path = o.data;
         std::error_code ec;
         if (path.empty()) path = std::filesystem::is_regular_file(ck.corpus, ec) ? ck.corpus : default_corpus_path();
@@ -163,15 +185,29 @@ int inspect(const InspectOptions& o) {
         run.batch_size = 1;  // one sequence: the training batch's buffers need not be made
         co.cpu_threads = Trainer::cpu_threads_for(run, data.vocab_size());
         Context ctx(co);
-        Trainer tr(ctx, data, run, 1);
-        tr.import_state(ck.state);
-        snap = tr.probe(tokens);
-        how = "at the checkpoint's weights (step " + std::to_string(ck.state.step) + ")";
+        Session session(ctx, data, run, 1);
+        session.set_history_budget(~size_t(0));  // every recorded step kept (nothing is recorded here)
+        session.resume(ck);
+        std::string sample;
+        if (recorded) {
+            snap = session.view_at(recorded->step, tokens);
+            how = "computed from the weights recorded at step " + std::to_string(snap.step) + " (" +
+                  (tl.weights_bf16() ? "bf16" : "fp32") + ")";
+            if (o.sample > 0) sample = session.sample_at(recorded->step, o.prompt, o.sample, o.seed).text;
+        } else {
+            snap = session.trainer().probe(tokens);
+            how = "at the checkpoint's weights (step " + std::to_string(ck.state.step) + ")";
+            if (o.sample > 0) sample = session.trainer().generate(o.prompt, o.sample, c.temperature, c.top_k, o.seed);
+        }
+        if (o.sample > 0) {
+            std::printf("%s: %s, sampled with seed %llu after \"%s\":\n%s\n\n", o.file.c_str(), how.c_str(),
+                        static_cast<unsigned long long>(o.seed), one_line(o.prompt).c_str(), sample.c_str());
+        }
     }
 
     int P = int(tokens.size());
     std::printf("%s: preset %s (%s), %s\n", o.file.c_str(), c.preset.c_str(), c.describe().c_str(), how.c_str());
-    std::printf("probe (%d characters): \"%s\"\n", P, decode(ck.vocab, tokens).c_str());
+    std::printf("probe (%d characters): \"%s\"\n", P, one_line(decode(ck.vocab, tokens)).c_str());
     std::printf("probe loss %.4f (the mean of each character's -log p given the characters before it)\n",
                 snap.mean_loss());
     std::printf("(\u2423 is a space, \u23ce a newline)\n\n");
@@ -221,7 +257,13 @@ int run_inspect_command(int argc, char** argv) {
         ->check(number);
     app.add_option("--layer", o.layer, "show this layer's heads (from 1)")->check(number);
     app.add_option("--head", o.head, "show this head (from 1)")->check(number);
-    app.add_flag("--list", o.list, "list the recorded steps and the time-lapse's size");
+    app.add_flag("--list", o.list, "list the recorded steps, their storage and the time-lapse's size");
+    app.add_option("--sample", o.sample, "also print N characters sampled at the step (or the checkpoint's weights)")
+        ->check(number)
+        ->check(CLI::Range(0, 100000));
+    app.add_option("--prompt", o.prompt, "the text the sample continues (default: a newline)");
+    app.add_option("--seed", o.seed, "the sample's seed: the same at every step shows what changed in the model (default 1337)")
+        ->check(number);
     app.add_option("--data", o.data, "the corpus (default: the one the checkpoint names, else tiny Shakespeare)");
     app.add_option("--device", o.device, "Vulkan device index (see attnlab --list-devices)")->check(number);
     try {

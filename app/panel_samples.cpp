@@ -29,6 +29,14 @@ static void sample_header(const SampleEntry& s) {
     }
 }
 
+// The sample shown, for the layout sidecar (tests): its step and a hash of its text.
+static void note_shown(PanelLayout& layout, const SampleEntry& s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s.text) h = (h ^ c) * 0x100000001b3ull;
+    layout.samples_step = s.step;
+    layout.samples_hash = h;
+}
+
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
     ImGui::SetNextItemWidth(260);
     if (ImGui::InputTextWithHint("prompt", "(empty: start from a newline)", &st.prompt)) tt.set_prompt(st.prompt);
@@ -53,7 +61,18 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     ImVec2 tl = ImGui::GetCursorScreenPos();
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
     ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
-    if (snap.samples.empty()) {
+    if (st.at_step >= 0 && snap.scrubbed_sample.step >= 0) {
+        // scrubbed: sampled from that step's weights, with the run's seed at every step
+        ImGui::PushStyleColor(ImGuiCol_Text, k_scrubbed_colour);
+        ImGui::TextWrapped("The time-lapse is at step %d: sampled from its weights with seed %llu, the same at every "
+                           "step (Live in Attention returns to the latest)",
+                           snap.scrubbed_sample.step, static_cast<unsigned long long>(snap.cfg.seed));
+        ImGui::PopStyleColor();
+        sample_header(snap.scrubbed_sample);
+        tl = ImGui::GetCursorScreenPos();
+        ImGui::TextWrapped("%s", snap.scrubbed_sample.text.c_str());
+        note_shown(layout, snap.scrubbed_sample);
+    } else if (snap.samples.empty()) {
         ImGui::TextDisabled("No sample yet.");
     } else {
         // while the time-lapse is scrubbed: the sample taken last at or before that step
@@ -79,6 +98,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
         }
         tl = ImGui::GetCursorScreenPos();
         ImGui::TextWrapped("%s", s.text.c_str());
+        note_shown(layout, s);
     }
     layout.samples_text = ImVec4(tl.x * fb.x, tl.y * fb.y, (wp.x + ws.x - tl.x - 8) * fb.x, (wp.y + ws.y - tl.y - 8) * fb.y);
     ImGui::EndChild();

@@ -32,6 +32,8 @@ struct PanelLayout {
     std::vector<std::string> controls_hidden; // ... of those, the ones not wholly in view
     float controls_scroll_max = 0;            // how far Controls' sections can scroll (0: they fit)
     float loss_cursor_x = -1;                 // the loss plot's cursor at the scrubbed step (-1: none)
+    int samples_step = -1;                    // the step of the sample shown in Samples (-1: none)
+    uint64_t samples_hash = 0;                // FNV-1a of its text (tests tell two samples apart by it)
     float loss_y_lo = 0, loss_y_hi = 0;       // the loss plot's y axis
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     std::vector<std::string> ghost_names;     // the loss plot's earlier runs, oldest first

@@ -58,6 +58,9 @@ struct Snapshot {
     std::vector<float> step_losses;  // [i] = loss of step i+1
     std::vector<EvalPoint> evals;
     std::vector<SampleEntry> samples;  // oldest first
+    // while the time-lapse is scrubbed: a sample computed from the shown step's weights, with the run's seed (the
+    // same at every step, so scrubbing shows what changed in the model); step -1: none (live, or no weights kept)
+    SampleEntry scrubbed_sample{-1};
     // attention of batch element att_element, layer att_layer, head att_head in the last step read:
     // (T,T), row = query, col = key
     std::vector<float> attention;
@@ -279,6 +282,7 @@ private:
     int m_autosaved_step = -1;
     Clock::time_point m_next_step_at{};  // slow motion: no running step before this
     std::string m_summary_key;  // what m_summary_* were computed for (slice_attention)
+    std::string m_scrub_key;    // what m_snap.scrubbed_sample was computed for: step and prompt
     std::vector<float> m_summary_entropy, m_summary_distance;
     bool m_autosave_off = false;  // an autosave that failed to load could not be set aside: never overwrite it
     FaultInjection m_fault;  // --inject-fault, until it fires (the run holds it while there is one)

@@ -80,6 +80,31 @@ void TrainingThread::slice_attention() {
         for (size_t k = 0; k < shot->top_ids.size(); k++)
             top.emplace_back(shot->top_ids[k] >= 0 ? m_data->decode(uint32_t(shot->top_ids[k])) : "", shot->top_p[k]);
     }
+    // scrubbed to a recorded step: a sample from that step's weights, with one seed at every step
+    SampleEntry scrubbed{-1};
+    bool scrubbed_changed = false;
+    if (shot && m_att_probe_step >= 0 && tl.has_weights() && m_cfg.sample_chars > 0) {
+        std::string prompt;
+        {
+            std::lock_guard lk(m_mutex);
+            prompt = m_pending.prompt;
+        }
+        std::string key = std::to_string(shot->step) + "\n" + prompt + "\n" + std::to_string(m_cfg.sample_chars);
+        if (key != m_scrub_key) {
+            m_scrub_key = key;
+            scrubbed_changed = true;
+            SessionSample smp = m_run->sample_at(shot->step, prompt, m_cfg.sample_chars, m_cfg.seed);
+            scrubbed.step = smp.step;
+            scrubbed.prompt = prompt;
+            scrubbed.text = std::move(smp.text);
+            scrubbed.left_out = std::move(smp.left_out);
+            for (const auto& e : m_run->history().evals)
+                if (e.step == smp.step) scrubbed.val_loss = e.val;
+        }
+    } else if (!m_scrub_key.empty()) {
+        m_scrub_key.clear();
+        scrubbed_changed = true;
+    }
     int b = m_shown_b;
     std::vector<uint32_t> toks = shot ? tl.tokens() : m_run->trainer().last_batch_tokens(b);
     std::vector<std::string> chars;
@@ -104,6 +129,7 @@ void TrainingThread::slice_attention() {
     m_snap.probe_top = std::move(top);
     m_snap.probe_entropy = std::move(entropy);
     m_snap.probe_distance = std::move(distance);
+    if (scrubbed_changed) m_snap.scrubbed_sample = std::move(scrubbed);
     publish();
 }
 

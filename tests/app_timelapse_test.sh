@@ -11,7 +11,7 @@ CORPUS=${2:?usage: $0 attnlab corpus}
 . "$(dirname "$0")/window_session.sh"
 window_session 300 "convert" '
     export ATTN_SHOT_LAYOUT=1
-    "$BIN" --headless --quiet --data "$CORPUS" --preset single-head --max-iters 2000 --eval-iters 5 --sample-chars 0 \
+    "$BIN" --headless --quiet --data "$CORPUS" --preset single-head --max-iters 2000 --eval-iters 5 --sample-chars 100 \
         --probe "to be" --save "$work/h.safetensors" >h.out 2>&1 || fail "the headless run failed"
     start app.out --preset single-head --checkpoint "$work/h.safetensors" --autosave 0
     wait_steps 1 || fail "the window did not train"
@@ -76,7 +76,19 @@ window_session 300 "convert" '
     jumped=$(layout_field probe_step 1)
     [ "$jumped" -ge 500 ] && [ "$jumped" -le 1500 ] || fail "a click on the loss plot'"'"'s middle should show a step near 1000 (shows $jumped)"
     echo "a click on the loss plot at step ~1000 shows step $jumped"
-    # another probe typed into its field: a new time-lapse, its first snapshot at once (the run is paused)
+    # the Samples panel at a scrubbed step: a sample computed from that step'"'"'s weights (one seed at every step)
+    shown() { awk "\$1 == \"samples_shown\" { print \$$1 }" layout; }
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(shown 2)" = "$jumped" ] && break; done
+    [ "$(shown 2)" = "$jumped" ] || fail "Samples at step $jumped: shows the sample of step $(shown 2)"
+    h_mid=$(shown 3)
+    click_on timeline_first
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(shown 2)" = 0 ] && break; done
+    [ "$(shown 2)" = 0 ] || fail "Samples at step 0: shows the sample of step $(shown 2)"
+    [ "$(shown 3)" != "$h_mid" ] || fail "the samples at steps 0 and $jumped are the same text"
+    echo "Samples: step 0 and step $jumped sampled from their own weights, different texts"
+    xdotool mousemove --window "$wid" $((lx + lw / 2)) $((ly + lh / 2)) click 1   # back to step ~1000
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field probe_step 1)" = "$jumped" ] && break; done
+    # another probe typed into its field: its views at every recorded step at once (the run is paused)
     frame_seen() { shot_step >/dev/null || fail "F12 wrote no screenshot"; }
     click_on probe_field
     xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a   # held over a frame start (ImGui 1.86)
@@ -87,7 +99,12 @@ window_session 300 "convert" '
     xdotool keydown --window "$wid" Return; frame_seen; xdotool keyup --window "$wid" Return
     for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field heatmap 5)" = 2 ] && break; done
     [ "$(layout_field heatmap 5)" = 2 ] || fail "the probe \"be\" typed: want a map of 2 (layout: $(grep heatmap layout))"
-    [ "$(layout_field probe_step 1)" = 2000 ] || fail "the new probe: want its snapshot of step 2000"
+    [ "$(layout_field probe_step 1)" = "$jumped" ] ||
+        fail "the new probe: want the scrubbed step $jumped still shown (shows $(layout_field probe_step 1))"
+    # its timeline is the whole run: computed from the weights recorded at every step, step 0 included
+    click_on timeline_first
+    for ((try = 0; try < 10; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 0 ] && break; done
+    [ "$(layout_field probe_step 1)" = 0 ] || fail "the new probe: |< should show step 0 (shows $(layout_field probe_step 1))"
     click_on batch_button
     new_layout
     [ "$(layout_field probe_step 1)" = -1 ] || fail "training batch: the probe is still shown"

@@ -34,13 +34,58 @@ TEST_CASE("fp16 storage rounds to nearest even and reads back", "[timelapse]") {
     }
 }
 
-TEST_CASE("the time-lapse records at 0, 1, 2, 5, 10, 20, 50, ...", "[timelapse]") {
+TEST_CASE("the time-lapse records at least eight steps a decade: 0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, ...",
+          "[timelapse]") {
     std::vector<int> due;
     for (int s = 0; s <= 1000; s++)
         if (timelapse_due(s)) due.push_back(s);
-    CHECK(due == std::vector<int>{0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000});
-    CHECK(timelapse_due(20000));
-    CHECK_FALSE(timelapse_due(30000));
+    CHECK(due == std::vector<int>{0,  1,  2,  3,  4,  5,   6,   8,   10,  12,  15,  20,  25,  30,  40,
+                                  50, 60, 80, 100, 120, 150, 200, 250, 300, 400, 500, 600, 800, 1000});
+    for (int decade = 1; decade <= 100000; decade *= 10) {
+        int n = 0;
+        for (int s = decade == 1 ? 0 : decade; s < decade * 10; s++) n += timelapse_due(s);
+        CHECK(n >= 8);
+    }
+    CHECK(timelapse_due(25000));
+    CHECK_FALSE(timelapse_due(70000));
+    CHECK_FALSE(timelapse_due(-1));
+    // the lecture's 5000 steps, evaluated every 500: more than 30 snapshots
+    CHECK(timelapse_expected(5000, 500) > 30);
+    CHECK(timelapse_expected(0, 500) == 1);
+}
+
+TEST_CASE("weights are kept in fp32 while a run's snapshots fit the budget, else in bf16", "[timelapse]") {
+    CHECK(float_to_bf16(1.0f) == 0x3f80);
+    CHECK(bf16_to_float(float_to_bf16(-2.5f)) == -2.5f);
+    CHECK(float_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);      // a tie: to even (down)
+    CHECK(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);  // a tie: to even (up)
+    CHECK(std::isnan(bf16_to_float(float_to_bf16(NAN))));
+    // the lecture presets (the layernorm preset's 3 blocks: under 50 k weights) stay fp32; the gpt preset's
+    // 10.8 M weights at 40 snapshots do not fit, and its bf16 weights and views keep at least 12 snapshots
+    const int expected = timelapse_expected(5000, 500);
+    TimeLapse small;
+    small.plan(50'000, expected);
+    CHECK_FALSE(small.weights_bf16());
+    TimeLapse gpt;
+    gpt.plan(10'800'000, expected);
+    CHECK(gpt.weights_bf16());
+    const size_t gpt_view = size_t(6) * 6 * 256 * 256 * 2 + 256 * (4 + 2 * 4 * k_probe_top);
+    CHECK(TimeLapse::k_default_budget / (size_t(10'800'000) * 2 + gpt_view) >= 12);
+    // over budget in fp32: every kept weight goes to bf16 before any snapshot is thinned
+    TimeLapse tl;
+    tl.reset(std::vector<uint32_t>(4, 1), "abcd", 1, 1);
+    tl.set_budget(3 * 1000 * 4);
+    ProbeSnapshot s;
+    for (int step : {0, 1, 2}) {
+        s.step = step;
+        tl.add(s, std::vector<float>(1000, 0.5f + step));
+    }
+    CHECK(tl.weights_bf16());
+    CHECK(tl.snapshots().size() == 3);
+    CHECK(tl.thinned() == 0);
+    REQUIRE(tl.has_weights());
+    CHECK(tl.weights(2).is_bf16());
+    CHECK(tl.weights(2).values() == std::vector<float>(1000, 2.5f));
 }
 
 // A snapshot of the gpt preset's size (6 layers x 6 heads, T 256) with made-up numbers.
@@ -58,9 +103,10 @@ TEST_CASE("thinning keeps the first and last snapshots within the budget, the gp
     const int L = 6, NH = 6, P = 256;  // the gpt preset: about 4.7 MB a snapshot in fp16
     TimeLapse tl;
     tl.reset(std::vector<uint32_t>(P, 1), std::string(P, 'a'), L, NH);
+    tl.set_budget(size_t(64) << 20);  // the views alone: 14 snapshots
     for (int step = 0; step <= 5000; step++)
         if (timelapse_due(step) || step % 500 == 0) tl.add(fake_snapshot(step, L, NH, P));
-    CHECK(tl.bytes() <= TimeLapse::k_default_budget);
+    CHECK(tl.bytes() <= tl.budget());
     CHECK(tl.snapshots().size() >= 10);
     CHECK(tl.snapshots().front().step == 0);
     CHECK(tl.snapshots().back().step == 5000);
@@ -77,7 +123,7 @@ TEST_CASE("thinning keeps the first and last snapshots within the budget, the gp
     CHECK(small.bytes() < 64 * 1024);
     // nearest and truncate
     CHECK(small.nearest(480)->step == 500);
-    CHECK(small.nearest(3)->step == 2);
+    CHECK(small.nearest(7)->step == 6);
     // distances that do not fit an int: a step of INT_MIN (a crafted file) is the farthest from 0, not the nearest
     TimeLapse far;
     far.reset(std::vector<uint32_t>(8, 1), "abcdefgh", 1, 1);
@@ -195,7 +241,7 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
     const TimeLapse& tl = run.timelapse();
     std::vector<int> steps;
     for (const auto& s : tl.snapshots()) steps.push_back(s.step);
-    CHECK(steps == std::vector<int>{0, 1, 2, 5, 10});
+    CHECK(steps == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 8, 10});
     // step 10's weights, saved then (the same schedule: estimate_loss draws its train batches from the training
     // RNG, as the lecture's get_batch does), give the same bits as the snapshot recorded at step 10
     std::string path = tmp_path("ten.safetensors");
@@ -215,12 +261,12 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
     CHECK(now.char_loss == rec.char_loss);
     CHECK(now.top_ids == rec.top_ids);
     CHECK(now.top_p == rec.top_p);
-    // the checkpoint holds the time-lapse of its run up to step 5 (10 is recorded at the next step or evaluation)
+    // the checkpoint holds the time-lapse of its run up to step 8 (10 is recorded at the next step or evaluation)
     REQUIRE(!ck.timelapse.empty());
     CHECK(ck.timelapse.text() == tl.text());
     CHECK(ck.timelapse.tokens() == tl.tokens());
-    REQUIRE(ck.timelapse.snapshots().size() == 4);
-    for (size_t i = 0; i < 4; i++) {
+    REQUIRE(ck.timelapse.snapshots().size() == 8);
+    for (size_t i = 0; i < 8; i++) {
         CHECK(ck.timelapse.snapshots()[i].step == tl.snapshots()[i].step);
         CHECK(ck.timelapse.snapshots()[i].att == tl.snapshots()[i].att);
         CHECK(ck.timelapse.snapshots()[i].top_p == tl.snapshots()[i].top_p);
@@ -228,19 +274,21 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
     // resumed, the run goes on recording into it
     Session resumed(test::ctx(), data, c, 1);
     CHECK(resumed.resume(ck).empty());
-    CHECK(resumed.timelapse().snapshots().size() == 4);
+    CHECK(resumed.timelapse().snapshots().size() == 8);
     resumed.step();
     CHECK(resumed.timelapse().snapshots().back().step == 10);
     CHECK(resumed.timelapse().snapshots().back().att == rec.att);
-    // a checkpoint from before time-lapses: none, and the resume says so
+    // a checkpoint from before time-lapses (or an imported one): one step, its own weights, and the resume says so
     Checkpoint old = ck;
     old.timelapse = TimeLapse();
     save_checkpoint(path, old, fresh.model().params_info());
     Checkpoint back = load_checkpoint(path);
     CHECK(back.timelapse.empty());
     Session from_old(test::ctx(), data, c, 1);
-    CHECK(from_old.resume(back).find("no attention time-lapse") != std::string::npos);
-    CHECK(from_old.timelapse().empty());
+    CHECK(from_old.resume(back).find("it holds one step, the checkpoint's own weights at step 10") != std::string::npos);
+    REQUIRE(from_old.timelapse().snapshots().size() == 1);
+    CHECK(from_old.timelapse().snapshots()[0].step == 10);
+    CHECK(from_old.timelapse().has_weights());
     fs::remove(path);
 }
 
@@ -257,4 +305,126 @@ TEST_CASE("a probe is the corpus's characters, the last block_size of them, said
     CHECK(run.set_probe("to be").empty());
     CHECK(run.timelapse().length() == 5);
     CHECK(run.record_probe().char_loss.size() == 4);
+}
+
+TEST_CASE("any text at any recorded step: views and samples from that step's weights", "[timelapse][checkpoint]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();
+    c.eval_interval = 5;
+    c.eval_iters = 2;
+    Session run(test::ctx(), data, c, 1);
+    while (run.step_count() < 12) {
+        if (run.evaluation_due()) run.evaluate();
+        run.step();
+    }
+    const std::vector<ProbeSnapshot> first = run.timelapse().snapshots();
+    const std::string first_text = run.timelapse().text();
+    REQUIRE(run.timelapse().has_weights());
+    CHECK_FALSE(run.timelapse().weights_bf16());
+    // a text typed after training: one view per recorded step, the weights and steps kept
+    std::string other = "be or no";
+    CHECK(run.set_probe(other).empty());
+    const TimeLapse& tl = run.timelapse();
+    REQUIRE(tl.snapshots().size() == first.size());
+    CHECK(tl.text() == other);
+    for (size_t i = 0; i < first.size(); i++) CHECK(tl.snapshots()[i].step == first[i].step);
+    // step 10's view of it equals a fresh forward at the weights a checkpoint saved at step 10 holds
+    std::string path = tmp_path("any.safetensors");
+    Session again(test::ctx(), data, c, 1);
+    while (again.step_count() < 10) {
+        if (again.evaluation_due()) again.evaluate();
+        again.step();
+    }
+    again.save(path);
+    Checkpoint ck = load_checkpoint(path);
+    Trainer fresh(test::ctx(), data, c, 1);
+    fresh.import_state(ck.state);
+    std::vector<uint32_t> tokens = data.encode(other);
+    ProbeSnapshot now = fresh.probe(tokens);
+    const ProbeSnapshot& at10 = *tl.nearest(10);
+    REQUIRE(at10.step == 10);
+    CHECK(now.att == at10.att);
+    CHECK(now.char_loss == at10.char_loss);
+    CHECK(now.top_p == at10.top_p);
+    ProbeSnapshot direct = run.view_at(10, tokens);
+    CHECK(direct.step == 10);
+    CHECK(direct.att == at10.att);
+    // the live weights are back: the run's next step is the one it would have taken
+    std::vector<float> live = run.trainer().read_params();
+    CHECK(live == run.checkpoint().state.params);
+    const ProbeSnapshot other_at8 = *tl.nearest(8);
+    // switching back gives the first probe's views, bit for bit
+    run.set_probe(first_text);
+    REQUIRE(run.timelapse().snapshots().size() == first.size());
+    for (size_t i = 0; i < first.size(); i++) {
+        CHECK(run.timelapse().snapshots()[i].att == first[i].att);
+        CHECK(run.timelapse().snapshots()[i].top_ids == first[i].top_ids);
+    }
+    // samples with one seed: the same at one step, different between the first and the last
+    SessionSample s0 = run.sample_at(0, "", 40, 7), s0b = run.sample_at(0, "", 40, 7), s10 = run.sample_at(10, "", 40, 7);
+    CHECK(s0.step == 0);
+    CHECK(s0.text == s0b.text);
+    CHECK(s0.text != s10.text);
+    // the checkpoint carries the weights: a resumed run replays a new text at its steps
+    REQUIRE(ck.timelapse.has_weights());
+    Session resumed(test::ctx(), data, c, 1);
+    CHECK(resumed.resume(ck).empty());
+    resumed.set_probe(other);
+    REQUIRE(resumed.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
+    CHECK(resumed.timelapse().nearest(8)->att == other_at8.att);
+    // a checkpoint of the previous format (views only): shown as it was; another text cannot be replayed, and says so
+    Checkpoint old = ck;
+    TimeLapse views_only;
+    views_only.reset(ck.timelapse.tokens(), ck.timelapse.text(), ck.timelapse.n_layer(), ck.timelapse.n_head());
+    for (const auto& snap : ck.timelapse.snapshots()) views_only.add(snap);
+    old.timelapse = views_only;
+    save_checkpoint(path, old, fresh.model().params_info());
+    Checkpoint back = load_checkpoint(path);
+    CHECK_FALSE(back.timelapse.has_weights());
+    CHECK(back.timelapse.snapshots().size() == ck.timelapse.snapshots().size());
+    Session from_old(test::ctx(), data, c, 1);
+    from_old.resume(back);
+    CHECK(test::error_of([&] { from_old.view_at(5, tokens); }).find("without its weights") != std::string::npos);
+    CHECK(from_old.set_probe(other).find("cannot be replayed") != std::string::npos);
+    fs::remove(path);
+}
+
+TEST_CASE("bf16 weights replay a view within a bound of the fp32 one", "[timelapse]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();
+    Session run(test::ctx(), data, c, 1);
+    Session half(test::ctx(), data, c, 1);
+    half.set_history_budget(1);  // nothing fits in fp32: bf16 from the first snapshot
+    for (int i = 0; i < 12; i++) run.step(), half.step();
+    REQUIRE(half.timelapse().weights_bf16());
+    std::vector<uint32_t> tokens = data.encode("be or no");
+    double worst = 0;
+    for (int step : {0, 5, 10}) {
+        ProbeSnapshot a = run.view_at(step, tokens), b = half.view_at(step, tokens);
+        for (size_t k = 0; k < a.att.size(); k++)
+            worst = std::max(worst, double(std::abs(half_to_float(a.att[k]) - half_to_float(b.att[k]))));
+    }
+    INFO("largest attention difference, bf16 against fp32 weights: " << worst);
+    CHECK(worst < 0.05);  // docs/timelapse.md states this bound
+}
+
+TEST_CASE("the default probe is a whole line of the validation split, or whole words", "[timelapse]") {
+    // the validation split starts mid-line; its lines are of several lengths
+    std::string text = std::string(900, 'a') + "\nxyz end of a line\nTo be, or not\nshort\n" +
+                       "a line far longer than any block of these\nmore\n";
+    Dataset data = Dataset::from_text(text, "lines");
+    std::string val = data.decode(std::vector<uint32_t>(data.tokens().begin() + long(data.n_train()), data.tokens().end()));
+    for (int T : {4, 8, 13, 16, 32, 64}) {
+        std::string p = Session::default_probe(data, T);
+        INFO("block " << T << ": \"" << p << "\"");
+        REQUIRE(!p.empty());
+        CHECK(int(p.size()) <= T);
+        size_t at = val.find(p);
+        REQUIRE(at != std::string::npos);
+        CHECK((at == 0 || val[at - 1] == '\n' || val[at - 1] == ' '));  // never from the middle of a word
+        char after = at + p.size() < val.size() ? val[at + p.size()] : '\n';
+        CHECK((after == '\n' || after == ' ' || int(p.size()) == T));  // nor to the middle of one (but a long word)
+    }
+    CHECK(Session::default_probe(data, 13) == "To be, or not");
+    CHECK(Session::default_probe(data, 8) == "short");
 }

@@ -102,8 +102,9 @@ static void write_safetensors(const std::string& path, const char* role, json he
 }
 
 // The time-lapse as tensors: timelapse.steps (S,) I32, .attention (S, L, NH, P, P) F16, .char_loss (S, P-1) F32,
-// .top_ids (S, P, 5) I32, .top_p (S, P, 5) F32, .tokens (P,) I32; the probe's text in the metadata. The snapshots'
-// vectors are concatenated here (the blobs point into `keep`).
+// .top_ids (S, P, 5) I32, .top_p (S, P, 5) F32, .tokens (P,) I32, and each step's weights .weights (S, flat) F32 or
+// BF16 (absent in checkpoints from before they were kept); the probe's text in the metadata. The snapshots' vectors
+// are concatenated here (the blobs point into `keep`).
 static void add_timelapse(TensorWriter& w, const TimeLapse& tl, std::vector<std::vector<char>>& keep) {
     if (tl.empty()) return;
     int S = int(tl.snapshots().size()), P = tl.length(), L = tl.n_layer(), NH = tl.n_head();
@@ -130,6 +131,20 @@ static void add_timelapse(TensorWriter& w, const TimeLapse& tl, std::vector<std:
     w.add("timelapse.char_loss", "F32", {S, P - 1}, cat(&ProbeSnapshot::char_loss, 4), size_t(S) * (P - 1) * 4);
     w.add("timelapse.top_ids", "I32", {S, P, k_probe_top}, cat(&ProbeSnapshot::top_ids, 4), size_t(S) * P * k_probe_top * 4);
     w.add("timelapse.top_p", "F32", {S, P, k_probe_top}, cat(&ProbeSnapshot::top_p, 4), size_t(S) * P * k_probe_top * 4);
+    if (tl.has_weights()) {
+        const bool bf16 = tl.weights_bf16();
+        const size_t flat = tl.weights(0).size(), elem = bf16 ? 2 : 4;
+        std::vector<char> all;
+        all.reserve(size_t(S) * flat * elem);
+        for (int i = 0; i < S; i++) {
+            const RecordedWeights& rw = tl.weights(size_t(i));
+            if (rw.size() != flat || rw.is_bf16() != bf16) throw Error("the time-lapse's weights differ in size or type");
+            const char* b = bf16 ? reinterpret_cast<const char*>(rw.bf16.data()) : reinterpret_cast<const char*>(rw.f32.data());
+            all.insert(all.end(), b, b + flat * elem);
+        }
+        keep.push_back(std::move(all));
+        w.add("timelapse.weights", bf16 ? "BF16" : "F32", {S, int(flat)}, keep.back().data(), size_t(S) * flat * elem);
+    }
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::vector<ParamInfo>& layout) {
@@ -279,6 +294,14 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
         ck.timelapse.reset(std::move(tokens), std::move(text), L, NH);
         ck.timelapse.set_budget(~size_t(0));  // as saved; the run that resumes it sets its own
         size_t natt = size_t(L) * NH * P * P, nloss = size_t(P - 1), ntop = size_t(P) * k_probe_top;
+        // each step's weights, when kept: (S, flat) of the model's layout, F32 or BF16
+        std::pair<const char*, size_t> weights{nullptr, 0};
+        bool bf16 = false;
+        const size_t flat = ck.state.params.size();
+        if (header.contains("timelapse.weights")) {
+            bf16 = header["timelapse.weights"].value("dtype", "") == "BF16";
+            weights = tensor("timelapse.weights", bf16 ? "BF16" : "F32", bf16 ? 2 : 4, {S, int(flat)});
+        }
         for (int i = 0; i < S; i++) {
             // a step no run reaches (a negative one, INT_MIN) would be picked by --step 0 and overflow distances
             if (steps[i] < 0 || steps[i] > k_max_checkpoint_step)
@@ -290,7 +313,12 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
             copy(snap.char_loss, loss, i * nloss, nloss);
             copy(snap.top_ids, ids, i * ntop, ntop);
             copy(snap.top_p, tp, i * ntop, ntop);
-            ck.timelapse.add(std::move(snap));
+            RecordedWeights rw;
+            if (weights.first && bf16) copy(rw.bf16, weights, i * flat, flat);
+            else if (weights.first) copy(rw.f32, weights, i * flat, flat);
+            for (float f : rw.f32)  // a weight that is not finite would replay as NaN everywhere
+                if (!std::isfinite(f)) throw bad("holds time-lapse weights that are not finite: it was altered or damaged");
+            ck.timelapse.add(std::move(snap), std::move(rw));
         }
     } catch (const Error&) {
         throw;

@@ -1,6 +1,8 @@
 // Session: the run around the Trainer (schedule, evaluations, history, checkpoints, the good state, metrics, faults).
 #include "train/session.h"
 
+#include "train/dataset.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -35,6 +37,7 @@ Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int repli
     forget_files("the corpus");  // one run at a time: its text is what no writer may touch
     register_file("the corpus", data.name());
     set_probe(default_probe(data, cfg.block_size));
+    m_timelapse.plan(m_trainer->model().flat_size(), timelapse_expected(cfg.max_iters, cfg.eval_interval));
 }
 
 std::string Session::resume(const Checkpoint& ck) {
@@ -42,10 +45,11 @@ std::string Session::resume(const Checkpoint& ck) {
     m_history = ck.history;
     m_diverged = false;
     update_metrics();
-    if (ck.timelapse.empty()) {
+    if (ck.timelapse.empty()) {  // saved before time-lapses, or imported (a nanoGPT ckpt.pt): its own weights
         m_timelapse.clear();
-        return "the checkpoint holds no attention time-lapse (saved before they were recorded): it starts at step " +
-               std::to_string(step_count());
+        if (m_recording) record_probe();
+        return "the checkpoint holds no attention time-lapse (saved before they were recorded, or imported): it holds "
+               "one step, the checkpoint's own weights at step " + std::to_string(step_count()) + ", and records on";
     }
     size_t budget = m_timelapse.budget();
     m_timelapse = ck.timelapse;
@@ -55,8 +59,55 @@ std::string Session::resume(const Checkpoint& ck) {
 
 std::string Session::default_probe(const Dataset& data, int block_size) {
     const auto& toks = data.tokens();
-    size_t from = data.n_train(), n = std::min<size_t>(size_t(block_size), data.n_val());
-    return data.decode(std::vector<uint32_t>(toks.begin() + long(from), toks.begin() + long(from + n)));
+    size_t from = data.n_train(), n_val = data.n_val();
+    std::string val = data.decode(std::vector<uint32_t>(toks.begin() + long(from),
+                                                        toks.begin() + long(from + std::min<size_t>(n_val, 1 << 16))));
+    std::vector<uint32_t> cps;
+    decode_utf8(val, cps, nullptr);
+    const size_t T = size_t(std::max(1, block_size));
+    // the split starts mid-line: begin after its first newline (when there is one)
+    size_t start = 0;
+    for (size_t i = 0; i < cps.size(); i++)
+        if (cps[i] == '\n') {
+            start = i + 1;
+            break;
+        }
+    if (start >= cps.size()) start = 0;
+    auto text = [&](size_t a, size_t b) {
+        std::string out;
+        for (size_t i = a; i < b; i++) out += encode_utf8(cps[i]);
+        return out;
+    };
+    // a whole line of at most T characters and at least half of that (or 4), among the first hundred
+    size_t at = start;
+    for (int line = 0; line < 100 && at < cps.size(); line++) {
+        size_t end = at;
+        while (end < cps.size() && cps[end] != '\n') end++;
+        size_t len = end - at;
+        if (len <= T && len >= std::min<size_t>(T, std::max<size_t>(4, T / 2))) return text(at, end);
+        at = end + 1;
+    }
+    // else a run of whole lines that fits (a long block), from the first line that is not empty
+    while (start < cps.size() && cps[start] == '\n') start++;
+    size_t best = start;
+    for (size_t from = start; from < cps.size();) {
+        size_t e = from;
+        while (e < cps.size() && cps[e] != '\n') e++;
+        if (e - start > T) break;
+        best = e;
+        from = e + 1;
+    }
+    if (best > start) return text(start, best);
+    // else the first line's whole words that fit (a block shorter than a word: that word's first T characters)
+    size_t end = start, last_break = start;
+    while (end < cps.size() && end - start < T && cps[end] != '\n') {
+        if (cps[end] == ' ') last_break = end;
+        end++;
+    }
+    bool cut_mid_word = end < cps.size() && end - start == T && cps[end] != ' ' && cps[end] != '\n';
+    if (cut_mid_word && last_break > start) end = last_break;
+    if (end == start) end = std::min(cps.size(), start + T);
+    return text(start, end);
 }
 
 std::vector<uint32_t> Session::probe_tokens(const Dataset& data, const std::string& text, int block_size,
@@ -77,19 +128,82 @@ std::vector<uint32_t> Session::probe_tokens(const Dataset& data, const std::stri
     return tokens;
 }
 
-std::string Session::set_probe(const std::string& text) {
+std::string Session::set_probe(const std::string& text, const std::function<void(int, int)>& progress) {
     std::string note;
     std::vector<uint32_t> tokens = probe_tokens(m_data, text, config().block_size, &note);
     if (tokens == m_timelapse.tokens()) return note;
-    m_timelapse.reset(tokens, m_data.decode(tokens), m_trainer->model().n_layer(), m_trainer->model().n_head());
+    if (!m_timelapse.has_weights()) {  // nothing recorded yet, or a history of attention only (an older checkpoint)
+        if (!m_timelapse.empty())
+            note += std::string(note.empty() ? "" : "; ") + "the time-lapse was saved without its weights (an older "
+                    "checkpoint), so this probe cannot be replayed at its steps: its history starts now";
+        m_timelapse.reset(tokens, m_data.decode(tokens), m_trainer->model().n_layer(), m_trainer->model().n_head());
+        return note;
+    }
+    // every recorded step's view of the new probe, computed from that step's weights
+    std::vector<ProbeSnapshot> views;
+    views.reserve(m_timelapse.snapshots().size());
+    with_recorded_weights([&](size_t i) {
+        if (progress) progress(int(i), int(m_timelapse.snapshots().size()));
+        views.push_back(m_trainer->probe(tokens));
+    });
+    m_timelapse.set_views(tokens, m_data.decode(tokens), std::move(views));
     return note;
+}
+
+void Session::with_recorded_weights(const std::function<void(size_t)>& each, size_t only) {
+    std::vector<float> live = m_trainer->read_params();
+    try {
+        for (size_t i = 0; i < m_timelapse.snapshots().size(); i++) {
+            if (only != size_t(-1) && i != only) continue;
+            m_trainer->write_params(m_timelapse.weights(i).values());
+            each(i);
+        }
+    } catch (...) {
+        m_trainer->write_params(live);
+        throw;
+    }
+    m_trainer->write_params(live);
+}
+
+size_t Session::recorded_index(int step) const {
+    const ProbeSnapshot* s = m_timelapse.nearest(step);
+    if (!s) throw Error("the time-lapse holds no recorded step yet");
+    size_t i = size_t(s - m_timelapse.snapshots().data());
+    if (m_timelapse.weights(i).empty())
+        throw Error("step " + std::to_string(s->step) + " was saved without its weights (an older checkpoint): only its "
+                    "probe's views can be shown, not another text's");
+    return i;
+}
+
+ProbeSnapshot Session::view_at(int step, const std::vector<uint32_t>& tokens) {
+    size_t i = recorded_index(step);
+    ProbeSnapshot out;
+    with_recorded_weights([&](size_t) { out = m_trainer->probe(tokens); }, i);
+    out.step = m_timelapse.snapshots()[i].step;
+    return out;
+}
+
+SessionSample Session::sample_at(int step, const std::string& prompt, int n_chars, uint64_t seed) {
+    size_t i = recorded_index(step);
+    using clock = std::chrono::steady_clock;
+    auto t0 = clock::now();
+    const Config& c = config();
+    SessionSample out;
+    out.step = m_timelapse.snapshots()[i].step;
+    out.prompt = prompt;
+    with_recorded_weights([&](size_t) { out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed); }, i);
+    out.left_out = m_data.unknown_chars(prompt);
+    out.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    return out;
 }
 
 const ProbeSnapshot& Session::record_probe() {
     int step = step_count();
     if (!m_timelapse.has_step(step)) {
         auto t0 = std::chrono::steady_clock::now();
-        m_timelapse.add(m_trainer->probe(m_timelapse.tokens()));
+        // the weights first: the probe's views are cached, the weights are the record
+        std::vector<float> weights = m_trainer->read_params();
+        m_timelapse.add(m_trainer->probe(m_timelapse.tokens()), std::move(weights));
         m_record_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     return *m_timelapse.nearest(step);

@@ -125,11 +125,19 @@ public:
     // every evaluation, each taken before the step of that count runs (step 0: the initial weights).
     const TimeLapse& timelapse() const { return m_timelapse; }
     // The probe: the characters of `text` the corpus knows, the last block_size of them. Returns "" or a note (the
-    // characters left out, the part cut off). Throws attn::Error when no character is known. Another probe than
-    // the recorded one starts the history anew.
-    std::string set_probe(const std::string& text);
-    // The default probe: the first block_size characters of the validation split.
+    // characters left out, the part cut off). Throws attn::Error when no character is known. Another probe than the
+    // current one gets its views at every recorded step, computed from that step's weights (progress: (done, total)
+    // before each); a history saved without weights (an older checkpoint) starts anew, and the note says so.
+    std::string set_probe(const std::string& text, const std::function<void(int done, int total)>& progress = {});
+    // The default probe: a whole line of the validation split of at most block_size characters (and at least half
+    // of that), or else the whole words of its first line that fit.
     static std::string default_probe(const Dataset& data, int block_size);
+    // Views at the recorded step nearest `step`, computed from its weights: any text's (tokens (P,), 1 <= P <=
+    // block_size), and a sample of n_chars after `prompt` with `seed` (the same seed at every step shows what changed
+    // in the model, not the dice). The live weights are put back after. Throws attn::Error when nothing is recorded
+    // or that step was saved without its weights.
+    ProbeSnapshot view_at(int step, const std::vector<uint32_t>& tokens);
+    SessionSample sample_at(int step, const std::string& prompt, int n_chars, uint64_t seed);
     // A probe's tokens as set_probe takes them (the known characters, the last block_size); *note as it returns.
     static std::vector<uint32_t> probe_tokens(const Dataset& data, const std::string& text, int block_size,
                                               std::string* note);
@@ -153,6 +161,11 @@ public:
     void save_good_state(const std::string& path);  // a checkpoint of it (the device need not answer)
 
 private:
+    // Runs each(i) with snapshot i's weights in the trainer, for every recorded step (or only `only`), then puts the
+    // live weights back (also when each throws).
+    void with_recorded_weights(const std::function<void(size_t)>& each, size_t only = size_t(-1));
+    size_t recorded_index(int step) const;  // the snapshot nearest `step`; throws when it has no weights
+
     Context& m_ctx;
     const Dataset& m_data;
     std::unique_ptr<Trainer> m_trainer;

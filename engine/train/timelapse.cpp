@@ -62,10 +62,49 @@ double ProbeSnapshot::mean_loss() const {
 
 bool timelapse_due(int step) {
     if (step < 0) return false;
-    if (step == 0) return true;
+    if (step < 10) return step <= 6 || step == 8;
     int m = step;
     while (m % 10 == 0) m /= 10;
-    return m == 1 || m == 2 || m == 5;
+    return m == 1 || m == 2 || m == 3 || m == 4 || m == 5 || m == 6 || m == 8 || m == 12 || m == 15 || m == 25;
+}
+
+int timelapse_expected(int max_iters, int eval_interval) {
+    int n = 0;
+    for (int s = 0; s <= max_iters; s++) {
+        bool eval = s == max_iters || (eval_interval > 0 && s % eval_interval == 0);
+        n += timelapse_due(s) || eval;
+    }
+    return n;
+}
+
+uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // NaN stays NaN
+    x += 0x7fffu + ((x >> 16) & 1);  // round to nearest even
+    return uint16_t(x >> 16);
+}
+
+float bf16_to_float(uint16_t b) {
+    uint32_t x = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+std::vector<float> RecordedWeights::values() const {
+    if (!f32.empty()) return f32;
+    std::vector<float> out(bf16.size());
+    for (size_t i = 0; i < out.size(); i++) out[i] = bf16_to_float(bf16[i]);
+    return out;
+}
+
+void RecordedWeights::to_bf16() {
+    if (f32.empty()) return;
+    bf16.resize(f32.size());
+    for (size_t i = 0; i < f32.size(); i++) bf16[i] = float_to_bf16(f32[i]);
+    f32.clear();
+    f32.shrink_to_fit();
 }
 
 void TimeLapse::reset(std::vector<uint32_t> tokens, std::string text, int n_layer, int n_head) {
@@ -74,21 +113,73 @@ void TimeLapse::reset(std::vector<uint32_t> tokens, std::string text, int n_laye
     m_layers = n_layer;
     m_heads = n_head;
     m_snaps.clear();
+    m_weights.clear();
+    m_bf16 = false;
     m_thinned = 0;
 }
 
-void TimeLapse::add(ProbeSnapshot s) {
+void TimeLapse::add(ProbeSnapshot s, std::vector<float> weights) {
+    RecordedWeights w;
+    w.f32 = std::move(weights);
+    add(std::move(s), std::move(w));
+}
+
+void TimeLapse::add(ProbeSnapshot s, RecordedWeights w) {
+    if (w.is_bf16() && !m_bf16) {
+        m_bf16 = true;
+        for (auto& k : m_weights) k.to_bf16();
+    }
+    if (!w.empty() && !m_bf16 && bytes() + w.bytes() + s.bytes() > m_budget) {
+        // fp32 does not fit: every kept weight goes to bf16 (half the bytes) before any snapshot is thinned
+        m_bf16 = true;
+        for (auto& k : m_weights) k.to_bf16();
+    }
+    if (m_bf16) w.to_bf16();
     auto at = std::lower_bound(m_snaps.begin(), m_snaps.end(), s.step,
                                [](const ProbeSnapshot& a, int step) { return a.step < step; });
-    if (at != m_snaps.end() && at->step == s.step)
+    size_t i = size_t(at - m_snaps.begin());
+    if (at != m_snaps.end() && at->step == s.step) {
         *at = std::move(s);
-    else
+        m_weights[i] = std::move(w);
+    } else {
         m_snaps.insert(at, std::move(s));
+        m_weights.insert(m_weights.begin() + long(i), std::move(w));
+    }
     thin();
 }
 
+void TimeLapse::set_views(std::vector<uint32_t> tokens, std::string text, std::vector<ProbeSnapshot> views) {
+    m_tokens = std::move(tokens);
+    m_text = std::move(text);
+    for (size_t i = 0; i < views.size() && i < m_snaps.size(); i++) views[i].step = m_snaps[i].step;
+    views.resize(m_snaps.size());
+    m_snaps = std::move(views);
+}
+
 void TimeLapse::truncate_after(int step) {
-    while (!m_snaps.empty() && m_snaps.back().step > step) m_snaps.pop_back();
+    while (!m_snaps.empty() && m_snaps.back().step > step) {
+        m_snaps.pop_back();
+        m_weights.pop_back();
+    }
+}
+
+bool TimeLapse::has_weights() const {
+    if (m_weights.empty()) return false;
+    return std::none_of(m_weights.begin(), m_weights.end(), [](const RecordedWeights& w) { return w.empty(); });
+}
+
+void TimeLapse::plan(size_t params, int expected) {
+    if (m_bf16 || expected <= 0) return;
+    if (double(params) * 4.0 * expected > double(m_budget)) {
+        m_bf16 = true;
+        for (auto& k : m_weights) k.to_bf16();
+    }
+}
+
+size_t TimeLapse::weights_bytes() const {
+    size_t n = 0;
+    for (const auto& w : m_weights) n += w.bytes();
+    return n;
 }
 
 void TimeLapse::set_budget(size_t bytes) {
@@ -99,7 +190,7 @@ void TimeLapse::set_budget(size_t bytes) {
 size_t TimeLapse::bytes() const {
     size_t n = m_tokens.size() * 4 + m_text.size();
     for (const auto& s : m_snaps) n += s.bytes();
-    return n;
+    return n + weights_bytes();
 }
 
 void TimeLapse::thin() {
@@ -111,8 +202,9 @@ void TimeLapse::thin() {
             double gap = std::log1p(double(m_snaps[i + 1].step)) - std::log1p(double(m_snaps[i - 1].step));
             if (gap < best) best = gap, drop = i;
         }
-        total -= m_snaps[drop].bytes();
+        total -= m_snaps[drop].bytes() + m_weights[drop].bytes();
         m_snaps.erase(m_snaps.begin() + long(drop));
+        m_weights.erase(m_weights.begin() + long(drop));
         m_thinned++;
     }
 }

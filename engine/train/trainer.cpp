@@ -250,6 +250,19 @@ TrainerState Trainer::export_state() {
     return s;
 }
 
+std::vector<float> Trainer::read_params() {
+    flush();
+    return m_model->read_params();
+}
+
+void Trainer::write_params(const std::vector<float>& params) {
+    if (params.size() != m_model->flat_size())
+        throw Error("recorded weights of " + std::to_string(params.size()) + " values do not fit this model (" +
+                    std::to_string(m_model->flat_size()) + ")");
+    flush();
+    m_model->params.upload(params);
+}
+
 void Trainer::import_state(const TrainerState& s) {
     size_t n = m_model->flat_size();
     if (s.params.size() != n || s.adam_m.size() != n || s.adam_v.size() != n)

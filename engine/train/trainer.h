@@ -140,6 +140,12 @@ public:
     // given, receives (P, V). Throws attn::Error for an empty or too long probe.
     ProbeSnapshot probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits = nullptr);
 
+    // The model's flat parameters (its layout, padding included), read back. write_params replaces them on the device
+    // that probe and generate run on, and nowhere else (not the replicas' copies, not AdamW's moments): Session puts
+    // a recorded step's weights there to compute a view, then the live ones back.
+    std::vector<float> read_params();
+    void write_params(const std::vector<float>& params);
+
     // Parameters, AdamW moments, step and RNG states: all a checkpoint needs to resume bit for bit.
     TrainerState export_state();
     // Restores a state saved from a Trainer with the same config and vocabulary (throws otherwise).
