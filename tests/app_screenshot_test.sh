@@ -98,7 +98,7 @@ echo "status bar: $nbar text pixels, $nedge at the right edge"
 [ "$nedge" -eq 0 ] || fail "the status bar's text runs off the window's right edge"
 
 # Fonts: tiny Shakespeare draws every character; a corpus of accented Latin, Greek, Cyrillic and CJK too (DejaVu Sans
-# and Droid Sans Fallback merged into the pixel font, app/fonts.cpp); only its emoji, past U+FFFF, is said to draw as
+# and Droid Sans Fallback merged into the pixel font, app/window/fonts.cpp); only its emoji, past U+FFFF, is said to draw as
 # U+FFFD. (A '?' would be ambiguous: the corpus has real ones.)
 ! grep "draw as" "$OUT/stdout" || fail "tiny Shakespeare: characters said to have no glyph"
 for i in $(seq 500); do printf 'caf\xc3\xa9 na\xc3\xafve \xce\xa9\xce\xbc\xce\xad\xce\xb3\xce\xb1 \xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 \xe4\xb8\xad\xe6\x96\x87 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x98\x80 Stra\xc3\x9fe\n'; done >"$OUT/uni.txt"

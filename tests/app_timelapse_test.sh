@@ -59,16 +59,16 @@ window_session 300 "convert" '
     [ "$(layout_field probe_step 1)" = 1 ] || fail "Right after step 0 should show step 1 (shows $(layout_field probe_step 1))"
     # Play: the snapshots follow one another to the last, the cursor with them
     click_on play_button
-    sleep 1.5
+    sleep 3  # about 12 recorded steps at 4 a second: past step 25, a few pixels along the plot
     new_layout
     mid=$(layout_field probe_step 1) cmid=$(layout_field loss_cursor 1)
-    [ "$mid" -gt 1 ] && [ "$mid" -lt 2000 ] || fail "1.5 s after Play the time-lapse should be part-way (shows step $mid)"
+    [ "$mid" -gt 1 ] && [ "$mid" -lt 2000 ] || fail "3 s after Play the time-lapse should be part-way (shows step $mid)"
     [ "$cmid" -gt "$c0" ] || fail "the loss cursor did not move with Play (x $c0, then $cmid)"
     for ((try = 0; try < 40; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 2000 ] && break; sleep 0.5; done
     [ "$(layout_field probe_step 1)" = 2000 ] || fail "Play should end at the last snapshot, step 2000 (shows $(layout_field probe_step 1))"
     cend=$(layout_field loss_cursor 1)
     [ "$cend" -ge "$((lx + lw - 3))" ] || fail "at step 2000 the loss cursor should be at the plot'"'"'s right edge ($((lx + lw))), is at $cend"
-    echo "Play: step $mid after 1.5 s (cursor x $cmid), then step 2000 (cursor x $cend)"
+    echo "Play: step $mid after 3 s (cursor x $cmid), then step 2000 (cursor x $cend)"
     # a click on the loss plot'"'"'s middle: the recorded step nearest step 1000
     ly=$(layout_field loss 2) lh=$(layout_field loss 4)
     xdotool mousemove --window "$wid" $((lx + lw / 2)) $((ly + lh / 2)) click 1

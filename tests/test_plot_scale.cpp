@@ -1,4 +1,4 @@
-// The loss plot's axes (app/plot_scale.h): a spike cannot take the y range, ticks are 1-2-5, tick text is short.
+// The loss plot's axes (app/window/plot_scale.h): a spike cannot take the y range, ticks are 1-2-5, tick text is short.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,8 +1,8 @@
 // Session: one training run, the part both front-ends share. It owns the Trainer and everything a run is beyond a
 // step: the lecture's evaluation schedule, estimate_loss with the tokens/s since the evaluation before, the loss
 // history, checkpoint contents (save, resume), the NaN/Inf guard with the last good state to revert to, the metrics
-// CSV and injected faults (tests). The terminal (app/headless.cpp) and the window's training thread
-// (app/training_thread.cpp) drive it and hear from it through SessionEvents, so that a run with the same seed gives
+// CSV and injected faults (tests). The terminal (app/cli/headless.cpp) and the window's training thread
+// (app/window/training_thread.cpp) drive it and hear from it through SessionEvents, so that a run with the same seed gives
 // the same numbers in both by construction.
 #pragma once
 #include <fstream>

@@ -85,14 +85,17 @@ void draw_perf(PerfState& st, const Snapshot& snap, TrainingThread& tt) {
         ImGui::SetTooltip("Training: parameters, gradients, AdamW moments and one batch of activations "
                           "(Model::bytes_needed) plus the corpus tokens.\nAll device allocations (window included): %s",
                           mib(snap.device_bytes).c_str());
-    std::string tl = "time-lapse " + mib(snap.timelapse_bytes);
+    std::string tl = "time-lapse " + mib(snap.timelapse_bytes) +
+                     (snap.timelapse_storage.empty() ? "" : " (" + snap.timelapse_storage + ")");
     same_line_if_fits(ImGui::CalcTextSize(tl.c_str()).x);
     ImGui::TextDisabled("%s", tl.c_str());
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The attention time-lapse in host memory: %d snapshots of the probe (every head's attention in "
-                          "fp16, the per-character loss, the top-5 predictions); past its budget of %s (--history-mib) "
-                          "snapshots are thinned, the first and last kept.",
-                          snap.timelapse_snapshots, mib(snap.timelapse_budget).c_str());
+        ImGui::SetTooltip("The attention time-lapse in host memory, saved with every checkpoint: %d recorded steps, each "
+                          "the model's weights (%s of them; fp32 while the run's steps fit the budget, else bf16) and the "
+                          "probe's views (every head's attention in fp16, the per-character loss, the top-5 "
+                          "predictions); past its budget of %s (--history-mib) steps are thinned, the first and last kept.",
+                          snap.timelapse_snapshots, mib(snap.timelapse_weight_bytes).c_str(),
+                          mib(snap.timelapse_budget).c_str());
     if (st.cpu_one_thread) {
         // a model built later that is big enough for the driver's thread pool says so (decided once a model)
         if (snap.has_model && st.pool_model_id != snap.model_id) {

@@ -49,12 +49,6 @@ std::string decode(const std::vector<uint32_t>& vocab, const std::vector<uint32_
     return s;
 }
 
-// The time-lapse's storage in words: "fp32 weights", "bf16 weights" or "attention only" (an older checkpoint).
-std::string storage_of(const TimeLapse& tl) {
-    if (!tl.has_weights()) return "attention only";
-    return tl.weights_bf16() ? "bf16 weights" : "fp32 weights";
-}
-
 void print_list(const std::string& file, const Checkpoint& ck) {
     const TimeLapse& tl = ck.timelapse;
     if (tl.empty()) {

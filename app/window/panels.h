@@ -126,6 +126,8 @@ struct AttentionState {
     int step_by = 0, jump_to = -1;
     char probe_text[1024] = {};  // the field; filled from the run's probe until edited
     bool probe_edited = false;
+    std::vector<std::string> recent_probes;  // the last probes shown, newest first (at most k_recent_probes)
+    static constexpr size_t k_recent_probes = 6;
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);
 

@@ -62,7 +62,8 @@ void draw_encoder(LabState& st, Context& ctx, const Snapshot& snap, TrainingThre
             for (const std::string& c : snap.att_chars) chars.push_back(visible_char(c));
             if (chars.size() != size_t(T)) chars.clear();
             ImGui::BeginGroup();
-            ImGui::Text("live attention, batch element %d, layer %d, head %d", snap.att_element, snap.att_layer, snap.att_head);
+            ImGui::Text("live attention, batch element %d, layer %d, head %d", snap.att_element, snap.att_layer + 1,
+                        snap.att_head + 1);
             heatmap("##live", att, cell_for(T, 240.0f), snap.cfg.causal, chars, chars);
             ImGui::EndGroup();
             if (!snap.samples.empty()) {

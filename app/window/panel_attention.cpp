@@ -69,12 +69,12 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
     for (int h = 0; h < NH; h++) {
         char buf[16];
-        std::snprintf(buf, sizeof buf, "h%d", h);
+        std::snprintf(buf, sizeof buf, "H%d", h + 1);  // layers and heads from 1, everywhere (docs/window.md)
         dl->AddText(ImVec2(p0.x + label_w + h * (map + pad), p0.y), IM_COL32(190, 190, 200, 255), buf);
     }
     for (int l = 0; l < L; l++) {
         char buf[16];
-        std::snprintf(buf, sizeof buf, "L%d", l);
+        std::snprintf(buf, sizeof buf, "L%d", l + 1);
         dl->AddText(ImVec2(p0.x, p0.y + label_h + l * (map + pad)), IM_COL32(190, 190, 200, 255), buf);
         for (int h = 0; h < NH; h++) {
             ImVec2 g(p0.x + label_w + h * (map + pad), p0.y + label_h + l * (map + pad));
@@ -105,10 +105,10 @@ static void draw_all_heads(AttentionState& st, const Snapshot& snap, TrainingThr
                 if (snap.cfg.causal && j * f > i * f + f - 1) std::snprintf(what, sizeof what, "masked: future keys");
                 else std::snprintf(what, sizeof what, "%s %.4f", f == 1 ? "weight" : "mean weight", src[size_t(i) * G + j]);
                 if (f == 1)
-                    ImGui::SetTooltip("layer %d, head %d\nquery t=%d %s\nkey   t=%d %s\n%s (click to open)", l, h, i,
+                    ImGui::SetTooltip("layer %d, head %d\nquery t=%d %s\nkey   t=%d %s\n%s (click to open)", l + 1, h + 1, i,
                                       ch(i).c_str(), j, ch(j).c_str(), what);
                 else
-                    ImGui::SetTooltip("layer %d, head %d\nqueries t=%d-%d, keys t=%d-%d\n%s (click to open)", l, h, i * f,
+                    ImGui::SetTooltip("layer %d, head %d\nqueries t=%d-%d, keys t=%d-%d\n%s (click to open)", l + 1, h + 1, i * f,
                                       std::min(T, i * f + f) - 1, j * f, std::min(T, j * f + f) - 1, what);
                 if (clicked) {
                     st.layer = l;
@@ -185,8 +185,18 @@ static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread
         for (char c : snap.probe_text) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
         std::snprintf(st.probe_text, sizeof st.probe_text, "%s", shown.c_str());
     }
-    ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - labelled_width(0, "probe text")));
-    if (ImGui::InputText("probe text", st.probe_text, sizeof st.probe_text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    // the probes shown so far, newest first: one click brings one back (its views computed again from the weights)
+    auto remember = [&](const std::string& text) {
+        if (text.empty()) return;
+        auto& r = st.recent_probes;
+        r.erase(std::remove(r.begin(), r.end(), text), r.end());
+        r.insert(r.begin(), text);
+        if (r.size() > AttentionState::k_recent_probes) r.resize(AttentionState::k_recent_probes);
+    };
+    remember(snap.probe_text);
+    float recent_w = st.recent_probes.size() > 1 ? ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x : 0;
+    ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - labelled_width(0, "probe text") - recent_w));
+    if (ImGui::InputText("##probe text", st.probe_text, sizeof st.probe_text, ImGuiInputTextFlags_EnterReturnsTrue)) {
         std::string text;
         for (const char* c = st.probe_text; *c; c++) {
             if (c[0] == '\\' && c[1] == 'n') text += '\n', c++;
@@ -199,8 +209,25 @@ static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread
     }
     layout.probe_field = visible_rect();
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("At most block size characters of the corpus's (\\n: a newline); Enter starts a new "
-                          "time-lapse for it, its first snapshot at the current weights");
+        ImGui::SetTooltip("At most block size characters of the corpus's (\\n: a newline); Enter computes its views at "
+                          "every recorded step, from the weights recorded there");
+    if (st.recent_probes.size() > 1) {
+        ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+        if (ImGui::BeginCombo("##recent probes", "", ImGuiComboFlags_NoPreview)) {
+            for (const std::string& text : st.recent_probes) {
+                std::string shown;
+                for (char c : text) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+                if (ImGui::Selectable(shown.c_str(), text == snap.probe_text) && text != snap.probe_text) {
+                    tt.set_probe_text(text);
+                    st.probe_edited = false;
+                }
+            }
+            ImGui::EndCombo();
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The last probes: pick one to see it again");
+    }
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::TextUnformatted("probe text");
     if (S == 0) {
         if (!was) tt.set_attention_probe(true, -1);
         ImGui::TextDisabled("no snapshot recorded yet");
@@ -280,12 +307,14 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     if (L > 1) {
         same_line_if_fits(labelled_width(70, "layer"));
         ImGui::SetNextItemWidth(70);
-        changed |= ImGui::SliderInt("layer", &st.layer, 0, L - 1);
+        int shown = st.layer + 1;  // numbered from 1, as inspect and the grid number them
+        if (ImGui::SliderInt("layer", &shown, 1, L)) st.layer = shown - 1, changed = true;
     }
     if (NH > 1) {
         same_line_if_fits(labelled_width(70, "head"));
         ImGui::SetNextItemWidth(70);
-        changed |= ImGui::SliderInt("head", &st.head, 0, NH - 1);
+        int shown = st.head + 1;
+        if (ImGui::SliderInt("head", &shown, 1, NH)) st.head = shown - 1, changed = true;
     }
     st.element = std::clamp(st.element, 0, std::max(0, B - 1));
     st.layer = std::clamp(st.layer, 0, std::max(0, L - 1));

@@ -369,12 +369,14 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     // the time-lapse's scrubbed step (Attention panel, probe view): a vertical cursor
     layout.loss_cursor_x = -1;
     if (st.cursor_step >= 0 && st.cursor_step >= x0 && st.cursor_step <= x1) {
-        float x = px(st.cursor_step);
+        // early steps sit on the axis itself: kept 2 px inside it, with a marker above, so step 0 still shows
+        float x = std::max(px(st.cursor_step), a.x + 2.0f);
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), k_cursor_colour, 2.0f);
+        dl->AddTriangleFilled(ImVec2(x - 5, a.y), ImVec2(x + 5, a.y), ImVec2(x, a.y + 7), k_cursor_colour);
         char buf[32];
         std::snprintf(buf, sizeof buf, "step %d", st.cursor_step);
         float w = ImGui::CalcTextSize(buf).x;
-        dl->AddText(ImVec2(std::min(x + 3, b.x - w - 2), a.y + 2), k_cursor_colour, buf);
+        dl->AddText(ImVec2(std::min(x + 3, b.x - w - 2), a.y + 8), k_cursor_colour, buf);
         layout.loss_cursor_x = x * fb.x;
     }
     dl->PopClipRect();

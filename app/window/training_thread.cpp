@@ -519,6 +519,9 @@ void TrainingThread::do_step(bool force_attention) {
         s.timelapse_bytes = m_run->timelapse().bytes();
         s.timelapse_budget = m_run->timelapse().budget();
         s.timelapse_snapshots = int(m_run->timelapse().snapshots().size());
+        const TimeLapse& tl = m_run->timelapse();
+        s.timelapse_weight_bytes = tl.weights_bytes();
+        s.timelapse_storage = tl.empty() ? "" : !tl.has_weights() ? "attention only" : tl.weights_bf16() ? "bf16 weights" : "fp32 weights";
         s.tokens_per_s = s.ms_per_step > 0 ? 1e3 * m_cfg.batch_size * m_cfg.block_size / s.ms_per_step : 0;
         publish();  // a NaN/Inf loss: diverged() set the message and paused
     }

@@ -104,6 +104,8 @@ struct Snapshot {
     uint64_t device_bytes = 0;             // everything allocated on the device (window and lab included)
     size_t timelapse_bytes = 0, timelapse_budget = 0;  // the attention time-lapse's host memory (Session::timelapse)
     int timelapse_snapshots = 0;
+    size_t timelapse_weight_bytes = 0;  // of those bytes, the recorded steps' weights
+    std::string timelapse_storage;      // "fp32 weights", "bf16 weights" or "attention only" (an older checkpoint)
     uint64_t model_id = 0;          // bumped on every (re)build, a loaded checkpoint included
     // checkpoints
     std::string ckpt_message;       // the last save/load/autosave outcome
