@@ -98,11 +98,12 @@ window_session 300 "convert" '
     xdotool keydown --window "$wid" ctrl; xdotool keydown --window "$wid" a   # held over a frame start (ImGui 1.86)
     frame_seen
     xdotool keyup --window "$wid" a; xdotool keyup --window "$wid" ctrl
-    xdotool type --window "$wid" --delay 20 "be"
+    xdotool type --window "$wid" --delay 20 "be~"   # ~: not in the corpus, left out and said so beside the field
     frame_seen
     xdotool keydown --window "$wid" Return; frame_seen; xdotool keyup --window "$wid" Return
     for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field heatmap 5)" = 2 ] && break; done
-    [ "$(layout_field heatmap 5)" = 2 ] || fail "the probe \"be\" typed: want a map of 2 (layout: $(grep heatmap layout))"
+    [ "$(layout_field heatmap 5)" = 2 ] || fail "the probe \"be~\" typed: want a map of 2 (layout: $(grep heatmap layout))"
+    [ "$(layout_field probe_note 3)" -gt 0 ] || fail "the left-out ~ is not said beside the probe field"
     [ "$(layout_field probe_step 1)" = "$jumped" ] ||
         fail "the new probe: want the scrubbed step $jumped still shown (shows $(layout_field probe_step 1))"
     # its timeline is the whole run: computed from the weights recorded at every step, step 0 included

@@ -292,3 +292,17 @@ TEST_CASE("write a checkpoint for torch.load", "[.torch-export]") {
     std::fwrite(bytes.data(), 1, bytes.size(), fp);
     std::fclose(fp);
 }
+
+TEST_CASE("a refused file leaves no file descriptor open", "[torch]") {
+    auto open_fds = [] {
+        size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) n++;
+        return n;
+    };
+    size_t before = open_fds();
+    for (int i = 0; i < 200; i++) {
+        CHECK_THROWS_AS(TorchFile(fixture("meta.pkl")), Error);     // opened, then refused: not a zip
+        CHECK_THROWS_AS(TorchFile(fixture("size_lie.pt")), Error);  // refused past the central directory
+    }
+    CHECK(open_fds() <= before + 1);  // (the directory listing's own descriptor may be counted)
+}

@@ -228,6 +228,14 @@ static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread
     }
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::TextUnformatted("probe text");
+    if (!snap.probe_note.empty()) {  // the characters left out or cut: said here, not only on stdout
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.75f, 0.35f, 1.0f));
+        ImGui::TextWrapped("%s", snap.probe_note.c_str());
+        ImGui::PopStyleColor();
+        layout.probe_note = visible_rect();
+    } else {
+        layout.probe_note = ImVec4();
+    }
     if (S == 0) {
         if (!was) tt.set_attention_probe(true, -1);
         ImGui::TextDisabled("no snapshot recorded yet");

@@ -25,6 +25,7 @@ struct PanelLayout {
     ImVec4 timeline{}, timeline_first{};      // the probe's recorded steps (slider), its "first" button
     int probe_step = -1;                      // the snapshot shown (-1: the training batch)
     ImVec4 probe_field{};                     // the probe text
+    ImVec4 probe_note{};                      // the line under it on characters left out or cut (w 0: none)
     ImVec4 play_button{};                     // the time-lapse's Play / Pause
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
     ImVec4 start_button{};                    // Controls' Start / Pause (/ "+N steps")

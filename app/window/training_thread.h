@@ -86,6 +86,7 @@ struct Snapshot {
     bool att_probe = false;
     int probe_step = -1;
     std::string probe_text;  // the time-lapse's probe
+    std::string probe_note;  // what the last probe typed left out or cut (Session::set_probe's note), or ""
     std::vector<int> probe_steps;
     std::vector<float> probe_loss;
     std::vector<std::pair<std::string, float>> probe_top;

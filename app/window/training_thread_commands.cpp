@@ -203,10 +203,11 @@ void TrainingThread::run() {
                     if (!note.empty()) {
                         std::printf("attnlab: %s\n", note.c_str());
                         std::fflush(stdout);
-                        std::lock_guard lk(m_mutex);
-                        m_snap.message = note;
-                        publish();
                     }
+                    std::lock_guard lk(m_mutex);
+                    m_snap.message = note.empty() ? m_snap.message : note;
+                    m_snap.probe_note = note;  // shown beside the probe field until the next probe
+                    publish();
                 }
                 if (m_att_element != m_run->trainer().display_batch()) {
                     m_run->trainer().set_display_batch(m_att_element);

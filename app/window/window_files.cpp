@@ -57,6 +57,7 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("timeline", l.timeline);
     rect("timeline_first", l.timeline_first);
     rect("probe_field", l.probe_field);
+    rect("probe_note", l.probe_note);
     rect("play_button", l.play_button);
     rect("steps_cap_field", l.steps_cap_field);
     rect("start_button", l.start_button);

@@ -167,8 +167,8 @@ Reader::Reader(const std::string& path) : m_path(path) {
             damaged("entries '" + order[i - 1]->name + "' and '" + order[i]->name + "' overlap (a damaged directory)");
 }
 
-Reader::~Reader() {
-    if (m_fd >= 0) ::close(m_fd);
+Reader::Fd::~Fd() {
+    if (fd >= 0) ::close(fd);
 }
 
 const Entry* Reader::find(const std::string& name) const {

@@ -31,7 +31,7 @@ public:
     // Opens `path` and reads its central directory. Throws attn::Error (one line) when the file cannot be read or is
     // not a zip archive as torch.save writes it.
     explicit Reader(const std::string& path);
-    ~Reader();
+    ~Reader() = default;
     Reader(const Reader&) = delete;
     Reader& operator=(const Reader&) = delete;
 
@@ -52,8 +52,15 @@ private:
     void pread_all(uint64_t offset, void* out, size_t n) const;
     [[noreturn]] void damaged(const std::string& why) const;
 
+    // The file descriptor, closed by its own destructor: also when the Reader's constructor throws (a refused file),
+    // when ~Reader is not run.
+    struct Fd {
+        int fd = -1;
+        ~Fd();
+    };
     std::string m_path;
-    int m_fd = -1;
+    Fd m_file;
+    int& m_fd = m_file.fd;
     uint64_t m_size = 0;
     std::vector<Entry> m_entries;
     std::map<std::string, size_t> m_by_name;
