@@ -1,5 +1,5 @@
-// Reading PyTorch's checkpoint format without PyTorch (the unpickler and pickler in pickle.cpp, the torch.save
-// layout in torch_file.cpp, its zip container in zip_reader.h): `torch.save` files (a zip of `<name>/data.pkl` and one
+// Reading PyTorch's checkpoint format without PyTorch (the unpickler in pickle.cpp, the pickler in pickler.cpp,
+// the torch.save layout in torch_file.cpp, its zip container in zip_reader.h): `torch.save` files (a zip of `<name>/data.pkl` and one
 // entry per tensor storage, `<name>/data/<key>`) and plain pickles such as nanoGPT's `meta.pkl`.
 //
 // The unpickler understands exactly what torch.save (protocol 2) and Python's pickle.dump (protocols 2 to 4) write
