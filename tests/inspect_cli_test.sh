@@ -39,6 +39,11 @@ awk -v a="$e0" -v b="$e500" 'BEGIN { exit !(b < a) }' || fail "attention did not
 "$BIN" inspect "$CK" --step 500 | tail -n +2 >"$OUT/recorded"
 diff "$OUT/anew" "$OUT/recorded" || fail "computed anew differs from the snapshot recorded at step 500"
 "$BIN" inspect "$CK" --probe "To be or" | grep -qx 'probe (8 characters): "To be or"' || fail "--probe is not used"
+# a character the corpus lacks stays in place, marked, with no loss; the note says so
+"$BIN" inspect "$CK" --probe "To bé" >"$OUT/unknown" 2>"$OUT/unknown.err" || fail "--probe with an unknown character failed"
+grep -qx 'probe (5 characters): "To b⟨é⟩"' "$OUT/unknown" || fail "the unknown é is not marked in place: $(sed -n 2p "$OUT/unknown")"
+grep -qE '^ +4 ⟨é⟩ +no loss ' "$OUT/unknown" || fail "the unknown é should have no loss"
+grep -q "not in the corpus, marked in place and given no loss: é" "$OUT/unknown.err" || fail "no note on the unknown é"
 
 # any text at any recorded step, from the weights recorded there: at step 500 the same numbers as the checkpoint's
 "$BIN" inspect "$CK" --probe "To be or" | tail -n +2 >"$OUT/anew_text"

@@ -292,16 +292,34 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
     fs::remove(path);
 }
 
-TEST_CASE("a probe is the corpus's characters, the last block_size of them, said so", "[timelapse]") {
+TEST_CASE("a probe is its last block_size characters, those the corpus lacks in place with no loss", "[timelapse]") {
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
     Config c = tiny_config();
     Session run(test::ctx(), data, c, 1);
     CHECK(run.timelapse().text() == Session::default_probe(data, c.block_size));
     std::string note = run.set_probe("to be? or not to be");
-    CHECK(note.find("?") != std::string::npos);
+    CHECK(note.find("?") == std::string::npos);  // cut off with the rest
     CHECK(note.find("its last 8 characters") != std::string::npos);
     CHECK(run.timelapse().text() == "ot to be");
+    // an unknown character keeps its place: fed as a space, marked, its loss NaN and left out of the mean
+    note = run.set_probe("be?or");
+    CHECK(note.find("not in the corpus, marked in place and given no loss: ?") != std::string::npos);
+    const TimeLapse& tl = run.timelapse();
+    REQUIRE(tl.length() == 5);
+    CHECK(tl.text() == "be?or");
+    CHECK(tl.tokens()[2] == data.encode(" ")[0]);
+    CHECK(probe_unknown(tl.tokens(), tl.text(), data.vocab()) == std::vector<uint8_t>{0, 0, 1, 0, 0});
+    CHECK(probe_chars(tl.tokens(), tl.text(), data.vocab())[2] == "?");
+    const ProbeSnapshot& s = run.record_probe();
+    REQUIRE(s.char_loss.size() == 4);
+    CHECK(std::isnan(s.char_loss[1]));  // predicting position 2, the '?'
+    CHECK(std::isfinite(s.char_loss[0]));
+    CHECK(std::isfinite(s.char_loss[2]));
+    CHECK(s.mean_loss() == Approx((double(s.char_loss[0]) + s.char_loss[2] + s.char_loss[3]) / 3));
+    // a known text's characters are its tokens' own
+    CHECK(probe_unknown(data.encode("to be"), "to be", data.vocab()) == std::vector<uint8_t>(5, 0));
     CHECK(test::error_of([&] { run.set_probe("???"); }).find("no character of the corpus") != std::string::npos);
+    CHECK(test::error_of([&] { run.set_probe(""); }).find("the probe is empty") != std::string::npos);
     CHECK(run.set_probe("to be").empty());
     CHECK(run.timelapse().length() == 5);
     CHECK(run.record_probe().char_loss.size() == 4);
@@ -372,6 +390,14 @@ TEST_CASE("any text at any recorded step: views and samples from that step's wei
     resumed.set_probe(other);
     REQUIRE(resumed.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
     CHECK(resumed.timelapse().nearest(8)->att == other_at8.att);
+    // built from the checkpoint (no random weights first): the same weights, the whole time-lapse, the same views
+    Session built(test::ctx(), data, c, 1, &ck);
+    CHECK(built.resume_note().empty());
+    CHECK(built.trainer().read_params() == ck.state.params);
+    CHECK(built.step_count() == ck.state.step);
+    REQUIRE(built.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
+    CHECK(built.trainer().probe(tokens).att == now.att);
+    CHECK(built.view_at(8, tokens).att == resumed.view_at(8, tokens).att);
     // a checkpoint of the previous format (views only): shown as it was; another text cannot be replayed, and says so
     Checkpoint old = ck;
     TimeLapse views_only;

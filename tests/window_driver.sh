@@ -181,6 +181,22 @@ type_into() {
     shot_step >/dev/null || fail "F12 wrote no screenshot"
 }
 
+# row_spread N: the spread of the heatmap's last row of N cells in a fresh F12 screenshot: (max - min) of r+g+b over
+# its cells (a uniform row is one colour, 0; a peaked one spans the colour map); needs ImageMagick's convert
+row_spread() {
+    rm -f attnlab_step*
+    key F12
+    local i j png x y w h
+    for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
+    png=$(ls attnlab_step*.png | head -1)
+    [ -n "$png" ] || fail "F12 wrote no screenshot"
+    read -r x y w h <<<"$(awk '$1 == "heatmap" { print $2, $3, $4, $5 }' "$png.layout")"
+    for ((j = 0; j < $1; j++)); do   # inside each cell, away from the value written in its middle
+        convert "$png" -crop "1x1+$((x + j * w / $1 + 3))+$((y + ($1 - 1) * h / $1 + 3))" +repage -alpha off txt:- |
+            awk 'NR == 2 { c = $2; gsub(/[()]/, "", c); split(c, v, ","); print v[1] + v[2] + v[3] }'
+    done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print hi - lo }'
+}
+
 # save_checkpoint OUT: Ctrl+S, then until OUT (the app's output) has one more "saved step" line than before it
 save_checkpoint() {
     local n0 i

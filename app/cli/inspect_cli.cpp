@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -43,9 +44,15 @@ std::string pad(const std::string& s, int width, bool left = true) {
     return left ? fill + s : s + fill;
 }
 
-std::string decode(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens) {
+// A probe character the corpus lacks, as the tables show it: in angle brackets (fed as a stand-in, no loss).
+std::string marked(const std::string& c) { return "\u27e8" + c + "\u27e9"; }
+
+// The probe as typed, its characters the corpus lacks in angle brackets.
+std::string shown_probe(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::string& text) {
+    std::vector<std::string> chars = probe_chars(tokens, text, vocab);
+    std::vector<uint8_t> unknown = probe_unknown(tokens, text, vocab);
     std::string s;
-    for (uint32_t t : tokens) s += t < vocab.size() ? encode_utf8(vocab[t]) : "?";
+    for (size_t t = 0; t < chars.size(); t++) s += unknown[t] ? marked(chars[t]) : chars[t];
     return s;
 }
 
@@ -76,11 +83,16 @@ void print_list(const std::string& file, const Checkpoint& ck) {
 }
 
 // The probe's characters, the loss on each (from the second on) and the top-5 predictions after each.
-void print_positions(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const ProbeSnapshot& s) {
+void print_positions(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::string& text,
+                     const ProbeSnapshot& s) {
+    std::vector<std::string> chars = probe_chars(tokens, text, vocab);
+    std::vector<uint8_t> unknown = probe_unknown(tokens, text, vocab);
     std::printf("%4s %-4s %8s   %s\n", "pos", "char", "loss", "the likeliest next characters");
     for (size_t t = 0; t < tokens.size(); t++) {
-        std::printf("%4zu %s ", t, pad(glyph(vocab, int32_t(tokens[t])), 4, false).c_str());
+        std::string c = unknown[t] ? marked(chars[t]) : glyph(vocab, int32_t(tokens[t]));
+        std::printf("%4zu %s ", t, pad(c, 4, false).c_str());
         if (t == 0) std::printf("%8s   ", "-");
+        else if (std::isnan(s.char_loss[t - 1])) std::printf("%8s   ", "no loss");
         else std::printf("%8.3f   ", s.char_loss[t - 1]);
         for (int k = 0; k < k_probe_top; k++) {
             int32_t id = s.top_ids[t * k_probe_top + k];
@@ -140,7 +152,7 @@ int inspect(const InspectOptions& o) {
 
     ProbeSnapshot snap;
     std::vector<uint32_t> tokens;
-    std::string how;
+    std::string how, text;  // text: the probe's characters as typed (probe_chars)
     const ProbeSnapshot* recorded = nullptr;
     if (o.has_step) {
         if (tl.empty())
@@ -158,6 +170,7 @@ int inspect(const InspectOptions& o) {
         if (!other_text && o.sample == 0) {  // the recorded views of the recorded probe: no GPU needed
             snap = *recorded;
             tokens = tl.tokens();
+            text = tl.text();
             how = "recorded at step " + std::to_string(snap.step);
         }
     }
@@ -168,9 +181,14 @@ int inspect(const InspectOptions& o) {
         Dataset data = Dataset::from_file(path);
         check_resumable(ck, data.vocab(), nullptr);
         std::string note;
-        if (o.has_probe) tokens = Session::probe_tokens(data, o.probe, c.block_size, &note);
-        else if (!tl.empty()) tokens = tl.tokens();
-        else tokens = Session::probe_tokens(data, Session::default_probe(data, c.block_size), c.block_size, nullptr);
+        if (o.has_probe) {
+            tokens = Session::probe_tokens(data, o.probe, c.block_size, &note, &text);
+        } else if (!tl.empty()) {
+            tokens = tl.tokens();
+            text = tl.text();
+        } else {
+            tokens = Session::probe_tokens(data, Session::default_probe(data, c.block_size), c.block_size, nullptr, &text);
+        }
         if (!note.empty()) std::fprintf(stderr, "attnlab: %s\n", note.c_str());
         ContextOptions co;
         co.device_index = o.device;
@@ -179,17 +197,17 @@ int inspect(const InspectOptions& o) {
         run.batch_size = 1;  // one sequence: the training batch's buffers need not be made
         co.cpu_threads = Trainer::cpu_threads_for(run, data.vocab_size());
         Context ctx(co);
-        Session session(ctx, data, run, 1);
-        session.set_history_budget(~size_t(0));  // every recorded step kept (nothing is recorded here)
-        session.resume(ck);
+        // built with the checkpoint's weights; every recorded step kept (nothing is recorded here)
+        Session session(ctx, data, run, 1, &ck);
         std::string sample;
         if (recorded) {
-            snap = session.view_at(recorded->step, tokens);
+            snap = session.view_at(recorded->step, tokens, text);
             how = "computed from the weights recorded at step " + std::to_string(snap.step) + " (" +
                   (tl.weights_bf16() ? "bf16" : "fp32") + ")";
             if (o.sample > 0) sample = session.sample_at(recorded->step, o.prompt, o.sample, o.seed).text;
         } else {
             snap = session.trainer().probe(tokens);
+            mask_unknown(snap, probe_unknown(tokens, text, ck.vocab));
             how = "at the checkpoint's weights (step " + std::to_string(ck.state.step) + ")";
             if (o.sample > 0) sample = session.trainer().generate(o.prompt, o.sample, c.temperature, c.top_k, o.seed);
         }
@@ -201,11 +219,14 @@ int inspect(const InspectOptions& o) {
 
     int P = int(tokens.size());
     std::printf("%s: preset %s (%s), %s\n", o.file.c_str(), c.preset.c_str(), c.describe().c_str(), how.c_str());
-    std::printf("probe (%d characters): \"%s\"\n", P, one_line(decode(ck.vocab, tokens)).c_str());
+    std::string shown = shown_probe(ck.vocab, tokens, text);
+    std::printf("probe (%d characters): \"%s\"\n", P, one_line(shown).c_str());
     std::printf("probe loss %.4f (the mean of each character's -log p given the characters before it)\n",
                 snap.mean_loss());
-    std::printf("(\u2423 is a space, \u23ce a newline)\n\n");
-    print_positions(ck.vocab, tokens, snap);
+    std::printf("(\u2423 is a space, \u23ce a newline%s)\n\n",
+                shown.find("\u27e8") != std::string::npos
+                    ? "; \u27e8x\u27e9 a character the corpus lacks: fed as a stand-in, given no loss" : "");
+    print_positions(ck.vocab, tokens, text, snap);
     if (L == 0) {
         std::printf("\nthe bigram model has no attention\nmean attention entropy: n/a\n");
         return 0;

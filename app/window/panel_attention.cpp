@@ -11,6 +11,8 @@
 namespace attn {
 
 static const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
+static const ImU32 k_unknown_colour = IM_COL32(255, 150, 60, 255);  // a probe character the corpus lacks
+static bool unknown_at(const Snapshot& s, int t) { return t >= 0 && t < int(s.att_unknown.size()) && s.att_unknown[t]; }
 // Cell sizes (pixels) from which the "values" checkbox writes each weight: "0.42", then ".42" (the font's widths,
 // 2 px to spare)
 static float values_cell() { return std::max(30.0f, ImGui::CalcTextSize("0.00").x + 2); }
@@ -355,6 +357,12 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     }
     if (snap.att_probe) {  // the shown head in numbers, and in words when they are clear (docs/timelapse.md)
         HeadSummary hs = summarize_head(snap.attention, T, snap.cfg.causal);
+        // the line keeps the height of its longest form (the longest label, the last step), so that nothing below it
+        // moves while the time-lapse plays
+        char longest[160];
+        std::snprintf(longest, sizeof longest, "L%d H%d at step %d: entropy 0.00 nats, distance 000.00: previous "
+                      "character", snap.att_layers, snap.att_heads, snap.probe_steps.empty() ? 0 : snap.probe_steps.back());
+        float need = ImGui::CalcTextSize(longest, nullptr, false, ImGui::GetContentRegionAvail().x).y;
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("L%d H%d at step %d: entropy %.2f nats, distance %.2f%s%s", snap.att_layer + 1,
                            snap.att_head + 1, snap.probe_step, hs.entropy, hs.mean_distance,
@@ -365,6 +373,7 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
                               "seen)\ndistance: mean over rows of sum p |i - j| (1: the previous character)\n"
                               "named when over half the weight, on average, is on the previous, current or first "
                               "character, or the rows are over 90%% of uniform");
+        if (float used = ImGui::GetItemRectSize().y; used < need) ImGui::SetCursorPosY(ImGui::GetCursorPosY() + need - used);
         draw_summary_plots(snap);
     }
 
@@ -458,7 +467,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         int t = o + k;
         std::string c = visible_char(snap.att_chars[t]);
         ImVec2 ts = ImGui::CalcTextSize(c.c_str());
-        ImU32 col = (t == hi || t == hj) ? IM_COL32(255, 255, 255, 255) : IM_COL32(190, 190, 200, 255);
+        ImU32 col = (t == hi || t == hj) ? IM_COL32(255, 255, 255, 255)
+                    : unknown_at(snap, t)  ? k_unknown_colour
+                                           : IM_COL32(190, 190, 200, 255);
         float far = stagger && k % 2 ? 1.0f : 0.0f;  // odd positions one label further out
         float row_y = g.y + k * cell + cell * 0.5f, col_x = g.x + k * cell + cell * 0.5f;
         float lx = g.x - 6 - far * 20 - ts.x, ty = p0.y + (stagger ? (1 - far) * 15 : 0);
@@ -473,16 +484,36 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImGui::EndChild();
     dl = panel_dl;
 
-    // legend: colour bar 0..1 plus the masked swatch
-    float lx = g.x + side + 14, bar_h = std::max(side - 40, 40.0f);
+    // legend: colour bar 0..1 plus the masked swatch and the label glyphs' key, below the bar (k_below px); the bar
+    // gives up height first, so the whole legend stays beside the map down to a 40 px bar
+    bool any_unknown = std::find(snap.att_unknown.begin(), snap.att_unknown.end(), 1) != snap.att_unknown.end();
+    const float k_below = any_unknown ? 96 : 68;
+    float lx = g.x + side + 14, bar_h = std::max(side - k_below - 10, 40.0f);
     colour_bar(dl, lx, g.y, bar_h);
     float sy = g.y + bar_h + 10;
+    const ImU32 key = IM_COL32(150, 150, 160, 255);
     dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
     dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");
-    dl->AddText(ImVec2(lx + 18, sy + 14), IM_COL32(150, 150, 160, 255), "(future)");
+    dl->AddText(ImVec2(lx + 18, sy + 14), key, "(future)");
     // the glyphs that stand for invisible characters in the labels
-    dl->AddText(ImVec2(lx, sy + 36), IM_COL32(150, 150, 160, 255), (visible_char(" ") + "  space").c_str());
-    dl->AddText(ImVec2(lx, sy + 50), IM_COL32(150, 150, 160, 255), (visible_char("\n") + " newline").c_str());
+    dl->AddText(ImVec2(lx, sy + 36), key, (visible_char(" ") + "  space").c_str());
+    dl->AddText(ImVec2(lx, sy + 50), key, (visible_char("\n") + " newline").c_str());
+    if (any_unknown) {  // a probe's characters the corpus lacks: their labels in this colour
+        dl->AddText(ImVec2(lx, sy + 64), k_unknown_colour, "not in the");
+        dl->AddText(ImVec2(lx, sy + 78), k_unknown_colour, "corpus");
+    }
+    {
+        ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale, clip = dl->GetClipRectMax();
+        layout.legend = ImVec4(lx * fb.x, g.y * fb.y, (legend_w - 14) * fb.x, (sy + k_below - g.y) * fb.y);
+        layout.legend_clipped = lx + legend_w - 14 > clip.x + 0.5f || sy + k_below > clip.y + 0.5f;
+    }
+    // a panel shorter than the legend scrolls to it rather than cutting it off
+    if (float below = sy + k_below - (g.y + side); below > 0) {
+        ImVec2 back = ImGui::GetCursorScreenPos();
+        ImGui::SetCursorScreenPos(ImVec2(p0.x, g.y + side));
+        ImGui::Dummy(ImVec2(1, below));
+        ImGui::SetCursorScreenPos(back);
+    }
 
     // the input sequence beside the map
     if (seq_w > 0) {
@@ -497,7 +528,10 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         for (int t = 0; t < int(snap.att_chars.size()); t++) {
             bool on = t == hi || t == hj;
             if (on) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 220, 80, 255));
-            ImGui::Text("%3d %s", t, visible_char(snap.att_chars[t]).c_str());
+            if (unknown_at(snap, t))
+                ImGui::TextColored(ImColor(k_unknown_colour), "%3d %s", t, visible_char(snap.att_chars[t]).c_str());
+            else
+                ImGui::Text("%3d %s", t, visible_char(snap.att_chars[t]).c_str());
             if (on) ImGui::PopStyleColor();
         }
         ImGui::EndChild();
@@ -512,7 +546,10 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         else
             ImGui::Text("weight %.4f", snap.attention[size_t(hi) * T + hj]);
         if (snap.att_probe && snap.probe_top.size() == size_t(T) * k_probe_top) {
-            if (hi >= 1 && hi - 1 < int(snap.probe_loss.size()))
+            if (unknown_at(snap, hi))
+                ImGui::TextColored(ImColor(k_unknown_colour), "'%s' is not in the corpus: fed as a stand-in, no loss",
+                                   visible_char(snap.att_chars[hi]).c_str());
+            else if (hi >= 1 && hi - 1 < int(snap.probe_loss.size()))
                 ImGui::Text("loss on '%s': %.3f (-log p given the characters before)",
                             visible_char(snap.att_chars[hi]).c_str(), snap.probe_loss[hi - 1]);
             ImGui::TextDisabled("next after t=%d, as the model predicts at step %d:", hi, snap.probe_step);

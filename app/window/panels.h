@@ -27,6 +27,8 @@ struct PanelLayout {
     ImVec4 probe_field{};                     // the probe text
     ImVec4 probe_note{};                      // the line under it on characters left out or cut (w 0: none)
     ImVec4 play_button{};                     // the time-lapse's Play / Pause
+    ImVec4 legend{};                          // the heatmap's legend (colour bar, swatch, key)
+    bool legend_clipped = false;              // ... cut off by the panel's edge this frame
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
     ImVec4 start_button{};                    // Controls' Start / Pause (/ "+N steps")
     int controls_widgets = 0;                 // Controls' widgets drawn this frame (folded sections' not counted)

@@ -108,11 +108,18 @@ void TrainingThread::slice_attention() {
     int b = m_shown_b;
     std::vector<uint32_t> toks = shot ? tl.tokens() : m_run->trainer().last_batch_tokens(b);
     std::vector<std::string> chars;
-    for (uint32_t t : toks) chars.push_back(m_data->decode(t));
+    std::vector<uint8_t> unknown(toks.size(), 0);
+    if (shot) {
+        chars = probe_chars(toks, tl.text(), m_data->vocab());
+        unknown = probe_unknown(toks, tl.text(), m_data->vocab());
+    } else {
+        for (uint32_t t : toks) chars.push_back(m_data->decode(t));
+    }
     std::lock_guard lk(m_mutex);
     m_snap.attention = std::move(att);
     m_snap.att_tokens = std::move(toks);
     m_snap.att_chars = std::move(chars);
+    m_snap.att_unknown = std::move(unknown);
     m_snap.att_T = T;
     m_snap.att_element = b;
     m_snap.att_layer = layer;

@@ -59,6 +59,8 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("probe_field", l.probe_field);
     rect("probe_note", l.probe_note);
     rect("play_button", l.play_button);
+    rect("legend", l.legend);
+    f << "legend_clipped " << (l.legend_clipped ? 1 : 0) << '\n';
     rect("steps_cap_field", l.steps_cap_field);
     rect("start_button", l.start_button);
     f << "controls_widgets " << l.controls_widgets << ' ' << l.controls_hidden.size() << '\n';

@@ -32,16 +32,22 @@ bool inject_fault(Trainer& tr, FaultInjection& f) {
     return true;
 }
 
-Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas)
-    : m_ctx(ctx), m_data(data), m_trainer(std::make_unique<Trainer>(ctx, data, cfg, replicas)) {
+Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas, const Checkpoint* from)
+    : m_ctx(ctx), m_data(data),
+      m_trainer(std::make_unique<Trainer>(ctx, data, cfg, replicas, from ? &from->state : nullptr)) {
     forget_files("the corpus");  // one run at a time: its text is what no writer may touch
     register_file("the corpus", data.name());
     set_probe(default_probe(data, cfg.block_size));
     m_timelapse.plan(m_trainer->model().flat_size(), timelapse_expected(cfg.max_iters, cfg.eval_interval));
+    if (from) m_resume_note = adopt(*from, true);
 }
 
 std::string Session::resume(const Checkpoint& ck) {
     m_trainer->import_state(ck.state);
+    return adopt(ck, false);
+}
+
+std::string Session::adopt(const Checkpoint& ck, bool whole) {
     m_history = ck.history;
     m_diverged = false;
     update_metrics();
@@ -51,7 +57,7 @@ std::string Session::resume(const Checkpoint& ck) {
         return "the checkpoint holds no attention time-lapse (saved before they were recorded, or imported): it holds "
                "one step, the checkpoint's own weights at step " + std::to_string(step_count()) + ", and records on";
     }
-    size_t budget = m_timelapse.budget();
+    size_t budget = whole ? std::max(m_timelapse.budget(), ck.timelapse.bytes()) : m_timelapse.budget();
     m_timelapse = ck.timelapse;
     m_timelapse.set_budget(budget);
     return "";
@@ -111,32 +117,63 @@ std::string Session::default_probe(const Dataset& data, int block_size) {
 }
 
 std::vector<uint32_t> Session::probe_tokens(const Dataset& data, const std::string& text, int block_size,
-                                            std::string* note) {
-    std::vector<uint32_t> tokens = data.encode(text);
+                                            std::string* note, std::string* kept) {
+    std::vector<uint32_t> cps;
+    if (text.empty()) throw Error("the probe is empty: type some text");
+    if (!decode_utf8(text, cps, nullptr)) throw Error("the probe is not valid UTF-8 text: type it again");
+    // a character the corpus lacks keeps its place as a stand-in (timelapse.h, probe_chars)
+    const auto& vocab = data.vocab();
+    auto space = std::lower_bound(vocab.begin(), vocab.end(), uint32_t(' '));
+    uint32_t stand_in = space != vocab.end() && *space == ' ' ? uint32_t(space - vocab.begin()) : 0;
+    std::vector<uint32_t> tokens;
+    bool any_known = false;
+    for (uint32_t c : cps) {
+        auto it = std::lower_bound(vocab.begin(), vocab.end(), c);
+        bool known = it != vocab.end() && *it == c;
+        any_known |= known;
+        tokens.push_back(known ? uint32_t(it - vocab.begin()) : stand_in);
+    }
     std::string said, unknown = data.unknown_chars(text);
-    if (tokens.empty())
+    if (!any_known)
         throw Error("the probe has no character of the corpus" + (unknown.empty() ? "" : " (" + unknown + ")") +
                     ": type text made of the corpus's characters");
-    if (!unknown.empty()) said = "left out of the probe, not in the corpus: " + unknown;
     size_t T = size_t(block_size);
     if (tokens.size() > T) {
         tokens.erase(tokens.begin(), tokens.end() - long(T));
-        said += std::string(said.empty() ? "" : "; ") + "the probe is longer than the block size (" +
-                std::to_string(T) + "): its last " + std::to_string(T) + " characters are used";
+        cps.erase(cps.begin(), cps.end() - long(T));
+        said = "the probe is longer than the block size (" + std::to_string(T) + "): its last " + std::to_string(T) +
+               " characters are used";
+        unknown = data.unknown_chars([&] {
+            std::string k;
+            for (uint32_t c : cps) k += encode_utf8(c);
+            return k;
+        }());
     }
+    if (!unknown.empty())
+        said += std::string(said.empty() ? "" : "; ") + "not in the corpus, marked in place and given no loss: " + unknown;
     if (note) *note = said;
+    if (kept) {
+        kept->clear();
+        for (uint32_t c : cps) *kept += encode_utf8(c);
+    }
     return tokens;
 }
 
+ProbeSnapshot Session::probe_now(const std::vector<uint32_t>& tokens, const std::string& text) {
+    ProbeSnapshot s = m_trainer->probe(tokens);
+    mask_unknown(s, probe_unknown(tokens, text, m_data.vocab()));
+    return s;
+}
+
 std::string Session::set_probe(const std::string& text, const std::function<void(int, int)>& progress) {
-    std::string note;
-    std::vector<uint32_t> tokens = probe_tokens(m_data, text, config().block_size, &note);
-    if (tokens == m_timelapse.tokens()) return note;
+    std::string note, kept;
+    std::vector<uint32_t> tokens = probe_tokens(m_data, text, config().block_size, &note, &kept);
+    if (tokens == m_timelapse.tokens() && kept == m_timelapse.text()) return note;
     if (!m_timelapse.has_weights()) {  // nothing recorded yet, or a history of attention only (an older checkpoint)
         if (!m_timelapse.empty())
             note += std::string(note.empty() ? "" : "; ") + "the time-lapse was saved without its weights (an older "
                     "checkpoint), so this probe cannot be replayed at its steps: its history starts now";
-        m_timelapse.reset(tokens, m_data.decode(tokens), m_trainer->model().n_layer(), m_trainer->model().n_head());
+        m_timelapse.reset(tokens, kept, m_trainer->model().n_layer(), m_trainer->model().n_head());
         return note;
     }
     // every recorded step's view of the new probe, computed from that step's weights
@@ -144,9 +181,9 @@ std::string Session::set_probe(const std::string& text, const std::function<void
     views.reserve(m_timelapse.snapshots().size());
     with_recorded_weights([&](size_t i) {
         if (progress) progress(int(i), int(m_timelapse.snapshots().size()));
-        views.push_back(m_trainer->probe(tokens));
+        views.push_back(probe_now(tokens, kept));
     });
-    m_timelapse.set_views(tokens, m_data.decode(tokens), std::move(views));
+    m_timelapse.set_views(tokens, kept, std::move(views));
     return note;
 }
 
@@ -175,10 +212,10 @@ size_t Session::recorded_index(int step) const {
     return i;
 }
 
-ProbeSnapshot Session::view_at(int step, const std::vector<uint32_t>& tokens) {
+ProbeSnapshot Session::view_at(int step, const std::vector<uint32_t>& tokens, const std::string& text) {
     size_t i = recorded_index(step);
     ProbeSnapshot out;
-    with_recorded_weights([&](size_t) { out = m_trainer->probe(tokens); }, i);
+    with_recorded_weights([&](size_t) { out = probe_now(tokens, text); }, i);
     out.step = m_timelapse.snapshots()[i].step;
     return out;
 }
@@ -203,7 +240,7 @@ const ProbeSnapshot& Session::record_probe() {
         auto t0 = std::chrono::steady_clock::now();
         // the weights first: the probe's views are cached, the weights are the record
         std::vector<float> weights = m_trainer->read_params();
-        m_timelapse.add(m_trainer->probe(m_timelapse.tokens()), std::move(weights));
+        m_timelapse.add(probe_now(m_timelapse.tokens(), m_timelapse.text()), std::move(weights));
         m_record_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     return *m_timelapse.nearest(step);

@@ -64,8 +64,11 @@ struct SessionStep {
 
 class Session {
 public:
-    // Builds the Trainer (throws attn::Error with one line if the model cannot run; see Trainer).
-    Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0);
+    // Builds the Trainer (throws attn::Error with one line if the model cannot run; see Trainer). from: a checkpoint
+    // whose run this continues, as resume does, built with its weights (no random initialisation), its time-lapse
+    // kept whole (set_history_budget after thins it); resume_note() holds what resume would have returned.
+    Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0, const Checkpoint* from = nullptr);
+    const std::string& resume_note() const { return m_resume_note; }
 
     Trainer& trainer() { return *m_trainer; }
     const Trainer& trainer() const { return *m_trainer; }
@@ -124,8 +127,9 @@ public:
     // The attention time-lapse (train/timelapse.h): snapshots of the probe at the steps timelapse_due names and at
     // every evaluation, each taken before the step of that count runs (step 0: the initial weights).
     const TimeLapse& timelapse() const { return m_timelapse; }
-    // The probe: the characters of `text` the corpus knows, the last block_size of them. Returns "" or a note (the
-    // characters left out, the part cut off). Throws attn::Error when no character is known. Another probe than the
+    // The probe: the last block_size characters of `text`, those the corpus lacks kept in place, marked and given no
+    // loss (timelapse.h, probe_chars). Returns "" or a note (the characters not in the corpus, the part cut off).
+    // Throws attn::Error when the probe is empty or no character is known. Another probe than the
     // current one gets its views at every recorded step, computed from that step's weights (progress: (done, total)
     // before each); a history saved without weights (an older checkpoint) starts anew, and the note says so.
     std::string set_probe(const std::string& text, const std::function<void(int done, int total)>& progress = {});
@@ -133,14 +137,15 @@ public:
     // of that), or else the whole words of its first line that fit.
     static std::string default_probe(const Dataset& data, int block_size);
     // Views at the recorded step nearest `step`, computed from its weights: any text's (tokens (P,), 1 <= P <=
-    // block_size), and a sample of n_chars after `prompt` with `seed` (the same seed at every step shows what changed
+    // block_size; text: as probe_tokens kept it, or "": every character known), and a sample of n_chars after `prompt` with `seed` (the same seed at every step shows what changed
     // in the model, not the dice). The live weights are put back after. Throws attn::Error when nothing is recorded
     // or that step was saved without its weights.
-    ProbeSnapshot view_at(int step, const std::vector<uint32_t>& tokens);
+    ProbeSnapshot view_at(int step, const std::vector<uint32_t>& tokens, const std::string& text = {});
     SessionSample sample_at(int step, const std::string& prompt, int n_chars, uint64_t seed);
-    // A probe's tokens as set_probe takes them (the known characters, the last block_size); *note as it returns.
+    // A probe's tokens as set_probe takes them (the last block_size characters, stand-ins for those the corpus
+    // lacks); *note as set_probe returns it; *kept: those characters as typed (the time-lapse's text).
     static std::vector<uint32_t> probe_tokens(const Dataset& data, const std::string& text, int block_size,
-                                              std::string* note);
+                                              std::string* note, std::string* kept = nullptr);
     // The time-lapse's memory budget; 0: nothing is recorded while training (record_probe still records).
     void set_history_budget(size_t bytes) {
         m_recording = bytes > 0;
@@ -161,6 +166,10 @@ public:
     void save_good_state(const std::string& path);  // a checkpoint of it (the device need not answer)
 
 private:
+    std::string adopt(const Checkpoint& ck, bool whole);  // resume after the weights are in: history, time-lapse
+    // Trainer::probe with the losses of characters the corpus lacks masked (mask_unknown)
+    ProbeSnapshot probe_now(const std::vector<uint32_t>& tokens, const std::string& text);
+    std::string m_resume_note;
     // Runs each(i) with snapshot i's weights in the trainer, for every recorded step (or only `only`), then puts the
     // live weights back (also when each throws).
     void with_recorded_weights(const std::function<void(size_t)>& each, size_t only = size_t(-1));

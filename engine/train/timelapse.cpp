@@ -1,9 +1,12 @@
 // The attention time-lapse's data: fp16 storage, the recording schedule, thinning, per-head summaries.
 #include "train/timelapse.h"
 
+#include "train/dataset.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 namespace attn {
@@ -54,10 +57,38 @@ float ProbeSnapshot::att_at(int P, int NH, int l, int h, int i, int j) const {
 }
 
 double ProbeSnapshot::mean_loss() const {
-    if (char_loss.empty()) return 0;
     double s = 0;
-    for (float v : char_loss) s += v;
-    return s / double(char_loss.size());
+    size_t n = 0;
+    for (float v : char_loss)
+        if (!std::isnan(v)) {
+            s += v;
+            n++;
+        }
+    return n ? s / double(n) : 0;
+}
+
+std::vector<std::string> probe_chars(const std::vector<uint32_t>& tokens, const std::string& text,
+                                     const std::vector<uint32_t>& vocab) {
+    std::vector<uint32_t> cps;
+    bool aligned = decode_utf8(text, cps, nullptr) && cps.size() == tokens.size();
+    std::vector<std::string> out;
+    for (size_t t = 0; t < tokens.size(); t++)
+        out.push_back(aligned ? encode_utf8(cps[t]) : tokens[t] < vocab.size() ? encode_utf8(vocab[tokens[t]]) : "?");
+    return out;
+}
+
+std::vector<uint8_t> probe_unknown(const std::vector<uint32_t>& tokens, const std::string& text,
+                                   const std::vector<uint32_t>& vocab) {
+    std::vector<uint32_t> cps;
+    std::vector<uint8_t> out(tokens.size(), 0);
+    if (!decode_utf8(text, cps, nullptr) || cps.size() != tokens.size()) return out;
+    for (size_t t = 0; t < tokens.size(); t++) out[t] = tokens[t] >= vocab.size() || vocab[tokens[t]] != cps[t];
+    return out;
+}
+
+void mask_unknown(ProbeSnapshot& s, const std::vector<uint8_t>& unknown) {
+    for (size_t t = 1; t < unknown.size() && t - 1 < s.char_loss.size(); t++)
+        if (unknown[t]) s.char_loss[t - 1] = std::numeric_limits<float>::quiet_NaN();
 }
 
 bool timelapse_due(int step) {

@@ -26,8 +26,21 @@ struct ProbeSnapshot {
         return att.size() * 2 + char_loss.size() * 4 + top_ids.size() * 4 + top_p.size() * 4 + sizeof(ProbeSnapshot);
     }
     float att_at(int P, int NH, int l, int h, int i, int j) const;  // one weight as float
-    double mean_loss() const;  // the probe's cross-entropy: the mean of char_loss
+    double mean_loss() const;  // the probe's cross-entropy: the mean of char_loss, its NaNs (no loss) left out
 };
+
+// A probe's characters the corpus has no token for stay in place: each is fed as a stand-in token (a space, or the
+// vocabulary's first character without one) and its loss is NaN, "no loss" (the model never saw it; predicting it
+// means nothing). The probe's text keeps the character as typed, one per position, so these tell them apart.
+// The characters, one UTF-8 character per position (P,): from `text` when it holds one character per token, else
+// the tokens' own (vocab: id -> code point).
+std::vector<std::string> probe_chars(const std::vector<uint32_t>& tokens, const std::string& text,
+                                     const std::vector<uint32_t>& vocab);
+// (P,) 1 where the character typed is not the token's: a character the corpus does not have.
+std::vector<uint8_t> probe_unknown(const std::vector<uint32_t>& tokens, const std::string& text,
+                                   const std::vector<uint32_t>& vocab);
+// char_loss[t-1] = NaN where position t is unknown.
+void mask_unknown(ProbeSnapshot& s, const std::vector<uint8_t>& unknown);
 
 // IEEE 754 half precision, round to nearest even (the attention weights of a snapshot; their range is [0, 1]).
 uint16_t float_to_half(float f);

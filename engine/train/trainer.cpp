@@ -70,7 +70,7 @@ void Trainer::check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_s
                "--head-size)");
 }
 
-Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas)
+Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas, const TrainerState* start)
     : m_ctx(ctx), m_data(data), m_cfg(cfg), m_kc(ctx), m_rng(cfg.seed), m_eval_rng(cfg.seed ^ 0x5eedULL) {
     check(ctx, data, cfg);
     if (replicas < 0 || replicas > int(ops::k_max_replicas))
@@ -78,7 +78,7 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
                     std::to_string(replicas) + ")");
     m_replicas = replicas == 0 ? replicas_for(ctx, cfg, data.vocab_size()) : std::min(replicas, cfg.batch_size);
     m_model = std::make_unique<Model>(ctx, m_kc, cfg, data.vocab_size(), m_replicas > 1);
-    m_model->init(cfg.seed);
+    if (!start) m_model->init(cfg.seed);
     m_tokens = Buffer(ctx, data.tokens().size() * 4);
     m_tokens.upload(data.tokens());
     m_gen_tokens = Buffer(ctx, (cfg.block_size + 1) * 4, true);
@@ -99,6 +99,7 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
             m_replicas = 1;
         }
     }
+    if (start) import_state(*start);  // every replica's weights and moments
     build_programs();
 }
 

@@ -46,8 +46,9 @@ class Trainer {
 public:
     // Checks the config against the corpus and the device; throws attn::Error with one line if it cannot run.
     // replicas: how many Vulkan devices each training step runs on (data parallelism, see replicas_for): 0 chooses
-    // (replicas_for), 1 this context alone, N (up to 8, at most the batch size) N devices.
-    Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0);
+    // (replicas_for), 1 this context alone, N (up to 8, at most the batch size) N devices. start: the state to begin
+    // from (a checkpoint's, as import_state takes it) instead of randomly initialised weights.
+    Trainer(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0, const TrainerState* start = nullptr);
     ~Trainer();
     // The constructor's checks without building anything: the app runs them before it drops a running model for
     // another (Apply & restart, a loaded checkpoint), so a model that cannot run leaves the current one training.

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A probe typed after a live run (Xvfb + openbox + xdotool): the window trains single-head to its end, then a new probe
+# typed into the Attention panel gets its views at every recorded step from the weights recorded there: at step 0 its
+# last row is near uniform, at the end peaked (the screenshot's cells), and the Samples panel's text at step 0 differs
+# from the one at the end. Where things are and which step is shown come from F12's layout sidecar.
+# Usage: app_timelapse_live_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
+set -u
+BIN=${1:?usage: $0 attnlab corpus}
+CORPUS=${2:?usage: $0 attnlab corpus}
+. "$(dirname "$0")/window_session.sh"
+window_session 300 "convert" '
+    export ATTN_SHOT_LAYOUT=1
+    start app.out --preset single-head --max-iters 1000 --eval-iters 5 --sample-chars 80 --autosave 0
+    wait_steps 1000 || fail "the window did not train to step 1000"
+    new_layout
+    click_on probe_button
+    new_layout
+    type_into probe_field "to be"
+    xdotool keydown --window "$wid" Return; shot_step >/dev/null; xdotool keyup --window "$wid" Return
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field heatmap 5)" = 5 ] && break; done
+    [ "$(layout_field heatmap 5)" = 5 ] || fail "the probe typed: want a map of 5 (layout: $(grep heatmap layout))"
+    [ "$(layout_field probe_step 1)" = 1000 ] || fail "the new probe should show the last step, 1000 (shows $(layout_field probe_step 1))"
+    shown() { awk "\$1 == \"samples_shown\" { print \$$1 }" layout; }
+    s_end=$(row_spread 5)
+    # to step 0, then back to the end along the timeline (its right edge)
+    click_on timeline_first
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 0 ] && [ "$(shown 2)" = 0 ] && break; done
+    [ "$(layout_field probe_step 1)" = 0 ] || fail "|< should show step 0 (shows $(layout_field probe_step 1))"
+    [ "$(shown 2)" = 0 ] || fail "Samples at step 0: shows the sample of step $(shown 2)"
+    h0=$(shown 3)
+    s_first=$(row_spread 5)
+    read -r x y w h <<<"$(layout_field timeline 1) $(layout_field timeline 2) $(layout_field timeline 3) $(layout_field timeline 4)"
+    xdotool mousemove --window "$wid" $((x + w - 3)) $((y + h / 2)) click 1
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 1000 ] && [ "$(shown 2)" = 1000 ] && break; done
+    [ "$(layout_field probe_step 1)" = 1000 ] || fail "the timeline'"'"'s end should show step 1000 (shows $(layout_field probe_step 1))"
+    [ "$(shown 2)" = 1000 ] || fail "Samples at step 1000: shows the sample of step $(shown 2)"
+    echo "the typed probe'"'"'s last row colour spread: step 0 $s_first, step 1000 $s_end"
+    [ "$s_first" -lt "$s_end" ] || fail "step 0 should be nearer uniform than step 1000"
+    [ "$(shown 3)" != "$h0" ] || fail "the samples at steps 0 and 1000 are the same text"
+    [ "$(layout_field legend_clipped 1)" = 0 ] || fail "the heatmap legend is cut off (layout: $(grep legend layout))"
+    close_window
+    n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
+    echo PASS
+'
