@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "inspect_circuits.h"
 #include "train/session.h"
 
 namespace attn {
@@ -273,6 +274,13 @@ int run_inspect_command(int argc, char** argv) {
     app.add_option("--layer", o.layer, "show this layer's heads (from 1)")->check(number);
     app.add_option("--head", o.head, "show this head (from 1)")->check(number);
     app.add_flag("--list", o.list, "list the recorded steps, their storage and the time-lapse's size");
+    CircuitsRequest circuits;
+    app.add_option("--ablate", circuits.ablate, "knock these heads out, LAYER:HEAD from 1 (1:2,2:1): the probe's and "
+                                                "the validation loss, intact and ablated");
+    app.add_option("--ablation", circuits.mode, "how --ablate knocks a head out: zero (its output replaced by 0, the "
+                                                "default) or mean (by its mean over validation batches)");
+    app.add_flag("--icl", circuits.icl, "the loss at each position and the in-context learning score at every "
+                                        "recorded step");
     app.add_option("--sample", o.sample, "also print N characters sampled at the step (or the checkpoint's weights)")
         ->check(number)
         ->check(CLI::Range(0, 100000));
@@ -292,6 +300,20 @@ int run_inspect_command(int argc, char** argv) {
     o.has_probe = app.count("--probe") > 0;
     o.has_layer = app.count("--layer") > 0;
     o.has_head = app.count("--head") > 0;
+    if (app.count("--ablate") > 0 || circuits.icl) {
+        circuits.file = o.file;
+        circuits.data = o.data;
+        circuits.probe = o.probe;
+        circuits.step = o.step;
+        circuits.device = o.device;
+        circuits.has_step = o.has_step;
+        circuits.has_probe = o.has_probe;
+        if (app.count("--ablate") > 0 && circuits.icl) {
+            std::fprintf(stderr, "error: --ablate and --icl are two reports: ask for one at a time\n");
+            return 2;
+        }
+        return run_command("'" + o.file + "'", [&] { return circuits.icl ? inspect_icl(circuits) : inspect_ablate(circuits); });
+    }
     return run_command("'" + o.file + "'", [&] { return inspect(o); });
 }
 

@@ -220,6 +220,70 @@ ProbeSnapshot Session::view_at(int step, const std::vector<uint32_t>& tokens, co
     return out;
 }
 
+void Session::at_weights(int step, const std::function<void(int)>& fn) {
+    if (step >= 0) {
+        size_t i = recorded_index(step);
+        with_recorded_weights([&](size_t) { fn(m_timelapse.snapshots()[i].step); }, i);
+        return;
+    }
+    std::vector<float> live = m_trainer->read_params();
+    try {
+        fn(step_count());
+    } catch (...) {
+        m_trainer->write_params(live);
+        throw;
+    }
+    m_trainer->write_params(live);
+}
+
+Session::Ablation Session::ablate(int step, const std::vector<HeadId>& heads, AblationMode mode,
+                                  const std::vector<uint32_t>& tokens, const std::string& text) {
+    Ablation out;
+    const Model& model = m_trainer->model();
+    at_weights(step, [&](int at) {
+        out.step = at;
+        std::vector<float> w = m_trainer->read_params();
+        Trainer::FixedEval intact = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, mode == AblationMode::Mean);
+        out.val_intact = intact.loss;
+        out.intact = probe_now(tokens, text);
+        m_trainer->write_params(ablate_weights(std::move(w), model.layout(), config(), heads, mode, intact.head_means));
+        out.val_ablated = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, false).loss;
+        out.ablated = probe_now(tokens, text);
+    });
+    out.intact.step = out.ablated.step = out.step;
+    return out;
+}
+
+std::vector<double> Session::head_importance(int step, AblationMode mode, int* step_used,
+                                             const std::function<void(int, int)>& progress) {
+    const Model& model = m_trainer->model();
+    const int L = model.n_layer(), NH = model.n_head();
+    if (L == 0) throw Error("the bigram model has no attention: there is no head to knock out");
+    std::vector<double> out(size_t(L) * NH, 0.0);
+    at_weights(step, [&](int at) {
+        if (step_used) *step_used = at;
+        std::vector<float> w = m_trainer->read_params();
+        Trainer::FixedEval intact = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, mode == AblationMode::Mean);
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < NH; h++) {
+                if (progress) progress(l * NH + h, L * NH);
+                m_trainer->write_params(ablate_weights(w, model.layout(), config(), {{l, h}}, mode, intact.head_means));
+                out[size_t(l) * NH + h] = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, false).loss - intact.loss;
+            }
+    });
+    return out;
+}
+
+std::vector<std::vector<double>> Session::loss_by_position(const std::function<void(int, int)>& progress) {
+    std::vector<std::vector<double>> out;
+    if (!m_timelapse.has_weights()) throw Error("the time-lapse holds no recorded weights (an older checkpoint): its loss by position cannot be computed");
+    with_recorded_weights([&](size_t i) {
+        if (progress) progress(int(i), int(m_timelapse.snapshots().size()));
+        out.push_back(m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, true, false).by_position);
+    });
+    return out;
+}
+
 SessionSample Session::sample_at(int step, const std::string& prompt, int n_chars, uint64_t seed) {
     size_t i = recorded_index(step);
     using clock = std::chrono::steady_clock;

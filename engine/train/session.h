@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "train/ablation.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -146,6 +147,26 @@ public:
     // lacks); *note as set_probe returns it; *kept: those characters as typed (the time-lapse's text).
     static std::vector<uint32_t> probe_tokens(const Dataset& data, const std::string& text, int block_size,
                                               std::string* note, std::string* kept = nullptr);
+    // Circuits (train/ablation.h), at the recorded step nearest `step` or at the live weights (step < 0), the live
+    // weights put back after. Validation losses here are on fixed batches (fixed_batches() of them, drawn from
+    // k_fixed_seed): the same at every step and every ablation, so their differences are the model's.
+    static constexpr uint64_t k_fixed_seed = 0xab1a7e;
+    int fixed_batches() const { return std::clamp(config().eval_iters, 1, 20); }
+    struct Ablation {
+        int step = 0;                   // the step whose weights were used
+        ProbeSnapshot intact, ablated;  // the probe's views (tokens, text as view_at takes them)
+        double val_intact = 0, val_ablated = 0;
+    };
+    // `heads` knocked out (zero or mean ablation): the probe and the validation loss, intact and ablated. Throws
+    // attn::Error when the mode cannot apply to this model (ablate_weights) or the step has no weights.
+    Ablation ablate(int step, const std::vector<HeadId>& heads, AblationMode mode, const std::vector<uint32_t>& tokens,
+                    const std::string& text);
+    // Head importance: the validation loss's increase when each head alone is knocked out, (L, NH) row-major;
+    // *step_used: the step whose weights were used. progress: (done, total) before each head.
+    std::vector<double> head_importance(int step, AblationMode mode, int* step_used = nullptr,
+                                        const std::function<void(int done, int total)>& progress = {});
+    // The validation loss at each position of the block (T,) at every recorded step (one row per snapshot, in order).
+    std::vector<std::vector<double>> loss_by_position(const std::function<void(int done, int total)>& progress = {});
     // The time-lapse's memory budget; 0: nothing is recorded while training (record_probe still records).
     void set_history_budget(size_t bytes) {
         m_recording = bytes > 0;
@@ -173,7 +194,10 @@ private:
     // Runs each(i) with snapshot i's weights in the trainer, for every recorded step (or only `only`), then puts the
     // live weights back (also when each throws).
     void with_recorded_weights(const std::function<void(size_t)>& each, size_t only = size_t(-1));
-    size_t recorded_index(int step) const;  // the snapshot nearest `step`; throws when it has no weights
+    size_t recorded_index(int step) const;
+    // fn(step) with the weights of the recorded step nearest `step`, or the live ones (step < 0); the live weights
+    // are put back after, also when fn changes them or throws.
+    void at_weights(int step, const std::function<void(int)>& fn);  // the snapshot nearest `step`; throws when it has no weights
 
     Context& m_ctx;
     const Dataset& m_data;

@@ -414,6 +414,39 @@ EvalResult Trainer::estimate_loss(const std::function<void(int done, int total)>
     return e;
 }
 
+Trainer::FixedEval Trainer::evaluate_fixed(int batches, uint64_t seed, bool by_position, bool head_means) {
+    flush();
+    const int B = m_cfg.batch_size, T = m_cfg.block_size;
+    const int L = m_model->n_layer(), A = L > 0 ? m_cfg.attn_dim() : 0;
+    FixedEval out;
+    if (by_position) out.by_position.assign(size_t(T), 0.0);
+    if (head_means) out.head_means.assign(size_t(L) * A, 0.0);
+    Rng rng(seed);
+    std::vector<uint32_t> offs(static_cast<size_t>(B));
+    const size_t base = m_data.n_train(), span = m_data.n_val() - size_t(T);
+    const float* res = static_cast<const float*>(m_act->result.mapped());
+    for (int i = 0; i < batches; i++) {
+        for (auto& o : offs) o = uint32_t(base + rng.below(span));
+        std::memcpy(m_eval_offsets.mapped(), offs.data(), offs.size() * 4);
+        m_eval_prog->run();
+        out.loss += res[0];
+        if (by_position) {
+            std::vector<float> losses = m_act->losses.read<float>(size_t(B) * T);  // (B, T)
+            for (int b = 0; b < B; b++)
+                for (int t = 0; t < T; t++) out.by_position[size_t(t)] += losses[size_t(b) * T + t];
+        }
+        for (int l = 0; head_means && l < L; l++) {
+            std::vector<float> y = m_act->blocks[size_t(l)].y.read<float>(size_t(B) * T * A);  // (B, T, A)
+            for (size_t r = 0; r < size_t(B) * T; r++)
+                for (int a = 0; a < A; a++) out.head_means[size_t(l) * A + a] += y[r * A + a];
+        }
+    }
+    out.loss /= std::max(1, batches);
+    for (double& v : out.by_position) v /= double(std::max(1, batches)) * B;
+    for (double& v : out.head_means) v /= double(std::max(1, batches)) * B * T;
+    return out;
+}
+
 void Trainer::set_batch(const std::vector<uint32_t>& offsets) {
     if (offsets.size() != size_t(m_cfg.batch_size)) throw Error("internal error: set_batch needs batch_size offsets");
     m_last_offsets = offsets;

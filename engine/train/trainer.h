@@ -113,6 +113,17 @@ public:
     // The lecture's estimate_loss: mean loss over eval_iters random batches of each split, forward only.
     // progress, if given, is called before each batch with (batches done, batches in all).
     EvalResult estimate_loss(const std::function<void(int done, int total)>& progress = {});
+    // Forward only over `batches` validation batches drawn from Rng(seed): the same batches at every call and at any
+    // weights, the run's own RNGs untouched (ablations and in-context learning compare losses on them). Fills
+    // `out`: the mean loss; with by_position, the loss at each position of the block (T,), averaged over the
+    // batches' rows; with head_means, each block's attention output y averaged over batches, rows and positions
+    // (L, A): head h's mean output is [h*hs, (h+1)*hs) of a block's row.
+    struct FixedEval {
+        double loss = 0;
+        std::vector<double> by_position;  // (T,)
+        std::vector<double> head_means;   // (L, A)
+    };
+    FixedEval evaluate_fixed(int batches, uint64_t seed, bool by_position, bool head_means);
     // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
     std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
     // Asked between the batches of estimate_loss (and a big model's submits within one) and the characters of

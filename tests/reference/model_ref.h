@@ -2,6 +2,7 @@
 // It mirrors Model::record_forward / record_backward, including the Philox dropout masks.
 #pragma once
 #include <array>
+#include <functional>
 
 #include "model/model.h"
 #include "reference/ops_ref.h"
@@ -10,9 +11,11 @@ namespace ref {
 
 // Returns the mean loss; fills grads (flat, same layout as the GPU buffer) when grads != nullptr.
 // `key` is the dropout key of the step (ignored when dropout is 0); logits_out, when given, receives the logits
-// (B,T,V).
+// (B,T,V). heads_hook, when given, may change each block's concatenated heads y (B,T,A) before anything reads them
+// (ablation tests: forward only).
 inline double model_loss(const attn::Model& m, const Vec& flat, const U32& tokens, const U32& off, int B, Vec* grads,
-                         std::array<uint32_t, 2> key = {0, 0}, Vec* logits_out = nullptr) {
+                         std::array<uint32_t, 2> key = {0, 0}, Vec* logits_out = nullptr,
+                         const std::function<void(int layer, Vec& y)>& heads_hook = {}) {
     const auto& c = m.config();
     const auto& info = m.params_info();
     int T = c.block_size, V = m.vocab_size(), BT = B * T;
@@ -61,6 +64,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
         if (c.layernorm) { layernorm_forward(a.ln1, a.in, P(bp.ln1_w), lnb(bp.ln1_b), BT, C); a_in = &a.ln1; }
         matmul_forward(a.qkv, *a_in, P(bp.qkv), bias(bp.qkv_b), BT, 3 * A, C);
         attention_forward(a.y, a.att, a.qkv, B, T, NH, HS, c.causal, drop(3 * l, p));
+        if (heads_hook) heads_hook(l, a.y);
         a.mid = a.y;
         if (c.residual) {
             matmul_forward(a.proj, a.y, P(bp.proj_w), bias(bp.proj_b), BT, C, A);
