@@ -251,12 +251,17 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.get_formatter()->column_width(26);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last counts
     app.add_flag("--headless", o.headless, "train in the terminal, no window");
-    std::string preset_help = "stage:";  // the lecture's names, then nanoGPT's on a line of their own
-    for (auto& n : Config::preset_names())
-        preset_help += (n.rfind("nanogpt", 0) == 0 ? (preset_help.find("nanoGPT") == std::string::npos ? "\nnanoGPT: " : " ")
-                                                    : " ") + n;
+    // the lecture's stages, then the induction preset and nanoGPT's, each group on a line of its own
+    std::string preset_help, group;
+    for (auto& n : Config::preset_names()) {
+        std::string g = n.rfind("nanogpt", 0) == 0 ? "nanoGPT" : n == "induction" ? "circuits" : "stage";
+        if (g != group) preset_help += (preset_help.empty() ? "" : "\n") + g + ":", group = g;
+        preset_help += " " + n;
+    }
     app.add_option("--preset", preset, preset_help)->type_name("NAME");
-    app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)")->type_name("FILE");
+    app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)\n"
+                                          "induction or induction:SEED: generated repeats (docs/induction.md)")
+        ->type_name("FILE");
     // each default as the preset sets it (the help of `attnlab --preset gpt --help` shows gpt's)
     auto dflt = [](double v) {
         char b[48];
@@ -409,7 +414,8 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::printf("attnlab %s, commit %s (Attention Lab; Vulkan compute, GLSL shaders)\n", ATTNLAB_VERSION, ATTNLAB_COMMIT);
         return 0;
     }
-    if (app.count("--data") == 0) o.data_path = default_corpus_path();
+    // the induction preset's own data: the generated repeats (train/induction_corpus.h), not Shakespeare
+    if (app.count("--data") == 0) o.data_path = preset == "induction" ? "induction" : default_corpus_path();
     // "auto" (0) or a count from 1 to most
     auto auto_or_count = [](const std::string& text, const char* flag, const char* what, long most, int& out) {
         if (text == "auto") return true;

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "cli.h"
+#include "inspect_heads.h"
 #include "train/ablation.h"
 #include "train/session.h"
 
@@ -30,10 +30,7 @@ std::unique_ptr<OpenRun> open_run(const CircuitsRequest& r) {
     o->ck = load_checkpoint(r.file);
     const Config& c = o->ck.config;
     if (c.kind == ModelKind::Bigram) throw Error("the bigram model has no attention: there is no head to knock out");
-    std::string path = r.data;
-    std::error_code ec;
-    if (path.empty()) path = std::filesystem::is_regular_file(o->ck.corpus, ec) ? o->ck.corpus : default_corpus_path();
-    o->data.emplace(Dataset::from_file(path));
+    o->data.emplace(Dataset::from_file(inspect_corpus_path(r.data, o->ck)));
     check_resumable(o->ck, o->data->vocab(), nullptr);
     ContextOptions co;
     co.device_index = r.device;

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "inspect_circuits.h"
+#include "inspect_heads.h"
 #include "train/session.h"
 
 namespace attn {
@@ -176,10 +177,7 @@ int inspect(const InspectOptions& o) {
         }
     }
     if (tokens.empty()) {  // computed on the training kernels: at a recorded step's weights, or at the checkpoint's
-        std::string path = o.data;
-        std::error_code ec;
-        if (path.empty()) path = std::filesystem::is_regular_file(ck.corpus, ec) ? ck.corpus : default_corpus_path();
-        Dataset data = Dataset::from_file(path);
+        Dataset data = Dataset::from_file(inspect_corpus_path(o.data, ck));
         check_resumable(ck, data.vocab(), nullptr);
         std::string note;
         if (o.has_probe) {
@@ -281,6 +279,9 @@ int run_inspect_command(int argc, char** argv) {
                                                 "default) or mean (by its mean over validation batches)");
     app.add_flag("--icl", circuits.icl, "the loss at each position and the in-context learning score at every "
                                         "recorded step");
+    bool heads = false;
+    app.add_flag("--heads", heads, "every head's scores (previous, duplicate, induction, first, current character) at "
+                                   "the step or the checkpoint's weights");
     app.add_option("--sample", o.sample, "also print N characters sampled at the step (or the checkpoint's weights)")
         ->check(number)
         ->check(CLI::Range(0, 100000));
@@ -300,6 +301,12 @@ int run_inspect_command(int argc, char** argv) {
     o.has_probe = app.count("--probe") > 0;
     o.has_layer = app.count("--layer") > 0;
     o.has_head = app.count("--head") > 0;
+    if (heads)
+        return run_command("'" + o.file + "'", [&] {
+            return inspect_heads({o.file, o.data, o.probe, o.step, o.device, o.has_step, o.has_probe,
+                                  o.list || o.sample > 0 || o.has_layer || o.has_head ||
+                                      app.count("--ablate") > 0 || circuits.icl});
+        });
     if (app.count("--ablate") > 0 || circuits.icl) {
         circuits.file = o.file;
         circuits.data = o.data;

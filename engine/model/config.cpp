@@ -7,8 +7,8 @@
 namespace attn {
 
 std::vector<std::string> Config::preset_names() {
-    return {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", "gpt", "nanogpt-char",
-            "nanogpt-cpu"};
+    return {"bigram", "single-head", "multi-head", "feed-forward", "residual", "layernorm", "gpt", "induction",
+            "nanogpt-char", "nanogpt-cpu"};
 }
 
 bool Config::apply_preset(const std::string& name) {
@@ -35,6 +35,10 @@ bool Config::apply_preset(const std::string& name) {
     } else if (name == "gpt") {
         d.n_head = 6; d.head_size = 0; d.ffn = true; d.residual = true; d.n_layer = 6; d.layernorm = true;
         d.n_embd = 384; d.block_size = 256; d.batch_size = 64; d.dropout = 0.2f; d.lr = 3e-4f;
+    } else if (name == "induction") {  // attention only, two layers: the smallest model an induction head forms in
+        d.n_head = 4; d.head_size = 0; d.n_layer = 2; d.n_embd = 64; d.block_size = 64; d.residual = true;
+        // 3000 steps hold the plateau, the drop and what follows (docs/induction.md); an evaluation every 250 dates it
+        d.lr = 1e-3f; d.max_iters = 3000; d.eval_interval = 250; d.eval_iters = 50;
     } else if (name == "nanogpt-char" || name == "nanogpt-cpu") {  // nanoGPT's GPT with its training recipe
         d.nanogpt = true; d.bias = false; d.gelu = true;
         d.ffn = true; d.residual = true; d.layernorm = true; d.head_size = 0;

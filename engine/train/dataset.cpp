@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include "io/files.h"
+#include "train/induction_corpus.h"
 #include "vk/check.h"
 
 namespace attn {
@@ -43,6 +44,8 @@ std::string encode_utf8(uint32_t cp) {
 
 Dataset Dataset::from_file(const std::string& path) {
     namespace fs = std::filesystem;
+    uint64_t seed = 0;
+    if (parse_induction_corpus(path, &seed)) return from_text(induction_text(seed), path);  // generated, not read
     std::error_code ec;
     if (!fs::exists(path, ec))
         throw Error("corpus '" + path + "' does not exist: pass a UTF-8 text file with --data FILE, or run scripts/setup.sh to fetch tiny Shakespeare");

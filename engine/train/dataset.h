@@ -8,7 +8,9 @@ namespace attn {
 
 class Dataset {
 public:
-    // Reads and checks a corpus file; throws attn::Error with a one-line message on any problem.
+    // Reads and checks a corpus file; throws attn::Error with a one-line message on any problem. "induction" and
+    // "induction:SEED" name the generated induction corpus instead (train/induction_corpus.h; a file of that name:
+    // ./induction).
     static Dataset from_file(const std::string& path);
     // Same checks on text already in memory (`name` is shown in messages).
     static Dataset from_text(const std::string& text, const std::string& name);
