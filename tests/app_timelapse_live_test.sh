@@ -38,6 +38,16 @@ window_session 300 "convert" '
     [ "$s_first" -lt "$s_end" ] || fail "step 0 should be nearer uniform than step 1000"
     [ "$(shown 3)" != "$h0" ] || fail "the samples at steps 0 and 1000 are the same text"
     [ "$(layout_field legend_clipped 1)" = 0 ] || fail "the heatmap legend is cut off (layout: $(grep legend layout))"
+    # the Heads view: every head'"'"'s scores at the shown step, other numbers at step 0 than at the end
+    click_on heads_header
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field heads_grid 3)" -gt 0 ] && break; done
+    [ "$(layout_field heads_grid 3)" -gt 0 ] || fail "the Heads view did not open (layout: $(grep heads layout))"
+    h_end=$(layout_field heads_hash 1)
+    click_on timeline_first
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field probe_step 1)" = 0 ] && break; done
+    h_first=$(layout_field heads_hash 1)
+    [ "$h_first" != "$h_end" ] || fail "the Heads grid shows the same scores at step 0 and step 1000"
+    echo "Heads grid: step 0 and step 1000 differ"
     close_window
     n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
     echo PASS

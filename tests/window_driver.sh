@@ -144,7 +144,7 @@ headless_resume() {
 # new_layout: F12 until two sidecars in a row agree (keys are taken in order: the first shows every key and click sent
 # before it; the second that nothing was still moving, a scroll or a line that came in), copied to ./layout
 new_layout() {
-    local i try
+    local i try moved
     rm -f layout
     for ((try = 0; try < 10; try++)); do
         rm -f attnlab_step*
@@ -156,9 +156,10 @@ new_layout() {
             rm -f attnlab_step*
             return 0
         fi
+        [ -f layout ] && moved=$(diff <(grep -v '^samples_shown ' layout) <(grep -v '^samples_shown ' attnlab_step*.png.layout) | tr '\n' ' ')
         cp attnlab_step*.png.layout layout
     done
-    fail "the widgets kept moving: ten F12 layouts in a row differ"
+    fail "the widgets kept moving: ten F12 layouts in a row differ (the last two: ${moved:-})"
 }
 # layout_field NAME N: the Nth number of NAME in ./layout
 layout_field() { awk -v k="$1" -v n="$2" '$1 == k { print $(n + 1) }' layout; }

@@ -156,6 +156,109 @@ static void draw_summary_plots(const Snapshot& snap) {
     plot("##distance", snap.probe_distance, "distance", "mean distance attended: 1 = the previous character");
 }
 
+// The Heads view (probe mode): every layer x head coloured by one score (train/head_scores.h) at the shown step, its
+// number in the cell; a click shows that head's map. Under it, the shown head's score at every recorded step. Drawn
+// instead of the map while "head scores" is on.
+static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
+    layout.heads_grid = ImVec4();
+    layout.heads_hash = 0;
+    static const char* const k_scores[] = {"induction", "previous", "duplicate", "first", "current"};
+    auto score = [&](const HeadScores& h) {
+        switch (st.heads_by) {
+            case 1: return h.previous;
+            case 2: return h.duplicate;
+            case 3: return h.first;
+            case 4: return h.current;
+            default: return h.induction;
+        }
+    };
+    const int L = snap.att_layers, NH = snap.att_heads;
+    if (snap.head_scores.size() != size_t(L) * NH || L * NH == 0) {
+        ImGui::TextDisabled("computing the scores at step %d...", snap.probe_step);
+        return;
+    }
+    ImGui::SetNextItemWidth(110);
+    ImGui::Combo("colour by", &st.heads_by, k_scores, IM_ARRAYSIZE(k_scores));
+    ImGui::SameLine();
+    ImGui::TextDisabled("at step %d", snap.probe_step);
+    // the grid: rows = layers, columns = heads
+    const float cw = std::max(40.0f, ImGui::CalcTextSize("0.00").x + 8), ch = ImGui::GetFrameHeight(), lw = 26;
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    uint64_t hash = 1469598103934665603ull;
+    for (int h = 0; h < NH; h++) {
+        char name[16];
+        std::snprintf(name, sizeof name, "H%d", h + 1);
+        dl->AddText(ImVec2(p0.x + lw + h * cw + 4, p0.y), IM_COL32(190, 190, 200, 255), name);
+    }
+    float gy = p0.y + ch;
+    for (int l = 0; l < L; l++) {
+        char name[16];
+        std::snprintf(name, sizeof name, "L%d", l + 1);
+        dl->AddText(ImVec2(p0.x, gy + l * ch + 3), IM_COL32(190, 190, 200, 255), name);
+        for (int h = 0; h < NH; h++) {
+            const HeadScores& hs = snap.head_scores[size_t(l) * NH + h];
+            float v = float(score(hs));
+            ImVec2 a(p0.x + lw + h * cw, gy + l * ch), b(a.x + cw - 2, a.y + ch - 2);
+            ImGui::SetCursorScreenPos(a);
+            ImGui::PushID(l * NH + h);
+            if (ImGui::InvisibleButton("##head", ImVec2(cw - 2, ch - 2))) {  // its map
+                st.layer = l;
+                st.head = h;
+                st.heads_open = false;
+                tt.set_heads_view(false);
+                tt.set_attention_view(st.element, l, h);
+            }
+            bool hovered = ImGui::IsItemHovered();
+            ImGui::PopID();
+            dl->AddRectFilled(a, b, colormap(v));
+            if (l == snap.att_layer && h == snap.att_head) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%.2f", v);
+            for (const char* c = buf; *c; c++) hash = (hash ^ uint8_t(*c)) * 1099511628211ull;
+            ImVec2 ts = ImGui::CalcTextSize(buf);
+            dl->AddText(ImVec2(a.x + (cw - 2 - ts.x) * 0.5f, a.y + (ch - 2 - ts.y) * 0.5f),
+                        v > 0.6f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 230), buf);
+            if (hovered)
+                ImGui::SetTooltip("L%d H%d at step %d\nprevious %.3f  duplicate %.3f  induction %.3f\nfirst %.3f  current "
+                                  "%.3f  entropy %.2f nats\n%s\n(click to see its map)", l + 1, h + 1, snap.probe_step, hs.previous, hs.duplicate,
+                                  hs.induction, hs.first, hs.current, hs.entropy,
+                                  hs.label.empty() ? "(no clear role)" : ("reads as: " + hs.label).c_str());
+        }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, gy + L * ch + 2));
+    ImGui::Dummy(ImVec2(lw + NH * cw, 1));
+    ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+    layout.heads_grid = ImVec4((p0.x + lw) * fb.x, gy * fb.y, NH * cw * fb.x, L * ch * fb.y);
+    layout.heads_hash = hash;
+    // the shown head's score at every recorded step, the shown one marked
+    const auto& steps = snap.probe_steps;
+    if (snap.head_lines.size() == steps.size() && steps.size() >= 2) {
+        std::vector<float> v;
+        int at = 0;
+        for (size_t k = 0; k < steps.size(); k++) {
+            v.push_back(float(score(snap.head_lines[k])));
+            if (steps[k] <= snap.probe_step) at = int(k);
+        }
+        char overlay[64];
+        std::snprintf(overlay, sizeof overlay, "L%d H%d %s %.2f", snap.att_layer + 1, snap.att_head + 1,
+                      k_scores[std::clamp(st.heads_by, 0, 4)], v[size_t(at)]);
+        ImGui::PlotLines("##head score", v.data(), int(v.size()), 0, overlay, 0.0f, 1.0f,
+                         ImVec2(ImGui::GetContentRegionAvail().x, 34));
+        ImVec2 mn = ImGui::GetItemRectMin(), mx = ImGui::GetItemRectMax();
+        float pad = ImGui::GetStyle().FramePadding.x;
+        float x = mn.x + pad + (mx.x - mn.x - 2 * pad) * float(at) / float(steps.size() - 1);
+        dl->AddLine(ImVec2(x, mn.y), ImVec2(x, mx.y), IM_COL32(235, 235, 245, 200), 1.5f);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("L%d H%d's %s score at each recorded step, %d to %d (x: the snapshots in order)",
+                              snap.att_layer + 1, snap.att_head + 1, k_scores[std::clamp(st.heads_by, 0, 4)],
+                              steps.front(), steps.back());
+    }
+    if (snap.induction_rise_step >= 0)
+        ImGui::TextDisabled("the strongest induction score rose most at step %d (marked on the loss plot)",
+                            snap.induction_rise_step);
+}
+
 // What the map shows: the last training step's batch element, or the time-lapse's probe (Session::timelapse) at a
 // recorded step: a timeline over the recorded steps, |< < > >| to step through them, Live to follow training.
 static void draw_source(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
@@ -341,6 +444,25 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         st.all_heads = false;  // one map is all there is
         tt.set_attention_all(false);
     }
+    // head scores: in the probe view, a grid of every head's scores at the shown step instead of the map
+    layout.heads_header = layout.heads_grid = ImVec4();
+    if (st.probe) {
+        if (L * NH > 1) ImGui::SameLine();
+        if (ImGui::Checkbox("head scores", &st.heads_open)) tt.set_heads_view(st.heads_open);
+        layout.heads_header = visible_rect();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Every head's share of attention on a pattern at the shown step (docs/induction.md): the "
+                              "previous character, the same character earlier (duplicate), the character after an "
+                              "earlier copy of this one (induction, on random strings written twice), the first, the "
+                              "current");
+        if (st.heads_open && snap.att_probe) {
+            draw_heads_view(st, snap, tt, layout);
+            return;
+        }
+    } else if (st.heads_open) {
+        st.heads_open = false;
+        tt.set_heads_view(false);
+    }
     if (L * NH > 1) same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "values"));
     ImGui::Checkbox("values", &st.show_values);
     if (ImGui::IsItemHovered())
@@ -484,35 +606,36 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImGui::EndChild();
     dl = panel_dl;
 
-    // legend: colour bar 0..1 plus the masked swatch and the label glyphs' key, below the bar (k_below px); the bar
-    // gives up height first, so the whole legend stays beside the map down to a 40 px bar
+    // legend: colour bar 0..1, then the masked swatch and the label glyphs' key below it, all within the map's height
+    // (the panel's layout never grows for it): the bar gives up height first, down to 40 px; then the key's lines
+    // that do not fit are left out, last first
     bool any_unknown = std::find(snap.att_unknown.begin(), snap.att_unknown.end(), 1) != snap.att_unknown.end();
-    const float k_below = any_unknown ? 96 : 68;
-    float lx = g.x + side + 14, bar_h = std::max(side - k_below - 10, 40.0f);
+    const float k_below = any_unknown ? 96 : 68, bottom = g.y + std::max(side, 40.0f);
+    float lx = g.x + side + 14, bar_h = std::max(std::min(side, 40.0f), side - k_below - 10);
     colour_bar(dl, lx, g.y, bar_h);
-    float sy = g.y + bar_h + 10;
+    float sy = g.y + bar_h + 10, used = g.y + bar_h;
     const ImU32 key = IM_COL32(150, 150, 160, 255);
-    dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
-    dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");
-    dl->AddText(ImVec2(lx + 18, sy + 14), key, "(future)");
-    // the glyphs that stand for invisible characters in the labels
-    dl->AddText(ImVec2(lx, sy + 36), key, (visible_char(" ") + "  space").c_str());
-    dl->AddText(ImVec2(lx, sy + 50), key, (visible_char("\n") + " newline").c_str());
-    if (any_unknown) {  // a probe's characters the corpus lacks: their labels in this colour
-        dl->AddText(ImVec2(lx, sy + 64), k_unknown_colour, "not in the");
-        dl->AddText(ImVec2(lx, sy + 78), k_unknown_colour, "corpus");
+    auto fits = [&](float y, float h) {
+        if (y + h > bottom + 0.5f) return false;
+        used = std::max(used, y + h);
+        return true;
+    };
+    if (fits(sy, 28)) {
+        dl->AddRectFilled(ImVec2(lx, sy), ImVec2(lx + 14, sy + 14), k_masked_colour);
+        dl->AddText(ImVec2(lx + 18, sy), IM_COL32(190, 190, 200, 255), "masked");
+        dl->AddText(ImVec2(lx + 18, sy + 14), key, "(future)");
+        // the glyphs that stand for invisible characters in the labels
+        if (fits(sy + 36, 14)) dl->AddText(ImVec2(lx, sy + 36), key, (visible_char(" ") + "  space").c_str());
+        if (fits(sy + 50, 14)) dl->AddText(ImVec2(lx, sy + 50), key, (visible_char("\n") + " newline").c_str());
+        if (any_unknown && fits(sy + 64, 28)) {  // a probe's characters the corpus lacks: their labels in this colour
+            dl->AddText(ImVec2(lx, sy + 64), k_unknown_colour, "not in the");
+            dl->AddText(ImVec2(lx, sy + 78), k_unknown_colour, "corpus");
+        }
     }
     {
         ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale, clip = dl->GetClipRectMax();
-        layout.legend = ImVec4(lx * fb.x, g.y * fb.y, (legend_w - 14) * fb.x, (sy + k_below - g.y) * fb.y);
-        layout.legend_clipped = lx + legend_w - 14 > clip.x + 0.5f || sy + k_below > clip.y + 0.5f;
-    }
-    // a panel shorter than the legend scrolls to it rather than cutting it off
-    if (float below = sy + k_below - (g.y + side); below > 0) {
-        ImVec2 back = ImGui::GetCursorScreenPos();
-        ImGui::SetCursorScreenPos(ImVec2(p0.x, g.y + side));
-        ImGui::Dummy(ImVec2(1, below));
-        ImGui::SetCursorScreenPos(back);
+        layout.legend = ImVec4(lx * fb.x, g.y * fb.y, (legend_w - 14) * fb.x, (used - g.y) * fb.y);
+        layout.legend_clipped = lx + legend_w - 14 > clip.x + 0.5f || used > clip.y + 0.5f;
     }
 
     // the input sequence beside the map

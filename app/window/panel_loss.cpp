@@ -24,6 +24,7 @@ static const ImU32 k_grid_colour = IM_COL32(60, 60, 70, 255);
 static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
 static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
 static const ImU32 k_cursor_colour = IM_COL32(235, 235, 245, 200);  // the time-lapse's scrubbed step
+static const ImU32 k_induction_colour = IM_COL32(255, 150, 60, 220);  // where an induction head formed
 static const ImU32 k_spike_colour = IM_COL32(255, 90, 90, 220);    // a per-step loss above the y axis
 // Ghost runs cycle through these: none close to the train blue, the val orange, the reference yellow or the spike red.
 static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
@@ -366,6 +367,14 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
         dl->AddText(at, own ? k_ref_colour : IM_COL32(200, 200, 120, 160), buf);
     }
 
+    // where the strongest induction head formed (the Heads view: its score's largest rise between recorded steps),
+    // a dashed orange line
+    if (int is = snap.induction_rise_step; is >= 0 && is >= x0 && is <= x1) {
+        float x = std::max(px(is), a.x + 2.0f);
+        for (float y = a.y; y < b.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, b.y)), k_induction_colour, 1.5f);
+        float w = ImGui::CalcTextSize("induction").x;
+        dl->AddText(ImVec2(std::min(x + 3, b.x - w - 2), b.y - 18), k_induction_colour, "induction");
+    }
     // the time-lapse's scrubbed step (Attention panel, probe view): a vertical cursor
     layout.loss_cursor_x = -1;
     if (st.cursor_step >= 0 && st.cursor_step >= x0 && st.cursor_step <= x1) {

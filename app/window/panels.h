@@ -28,6 +28,9 @@ struct PanelLayout {
     ImVec4 probe_note{};                      // the line under it on characters left out or cut (w 0: none)
     ImVec4 play_button{};                     // the time-lapse's Play / Pause
     ImVec4 legend{};                          // the heatmap's legend (colour bar, swatch, key)
+    ImVec4 heads_header{};                    // the Heads view's header (opens and closes it)
+    ImVec4 heads_grid{};                      // the Heads view's layer x head grid (w 0: closed)
+    uint64_t heads_hash = 0;                  // FNV-1a of its cells' numbers as shown (tests tell two steps apart)
     bool legend_clipped = false;              // ... cut off by the panel's edge this frame
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
     ImVec4 start_button{};                    // Controls' Start / Pause (/ "+N steps")
@@ -130,6 +133,8 @@ struct AttentionState {
     char probe_text[1024] = {};  // the field; filled from the run's probe until edited
     bool probe_edited = false;
     std::vector<std::string> recent_probes;  // the last probes shown, newest first (at most k_recent_probes)
+    bool heads_open = false;  // the Heads view (probe mode): every head's scores
+    int heads_by = 0;         // the score its grid is coloured by: induction, previous, duplicate, first, current
     static constexpr size_t k_recent_probes = 6;
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);

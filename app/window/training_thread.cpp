@@ -137,6 +137,12 @@ void TrainingThread::set_attention_all(bool on) {
         p.att_all = on;
     });
 }
+void TrainingThread::set_heads_view(bool on) {
+    post([&](Pending& p) {
+        if (p.heads_view != on) p.reslice = true;
+        p.heads_view = on;
+    });
+}
 void TrainingThread::set_attention_probe(bool on, int step) {
     post([&](Pending& p) {
         p.att_probe = on;

@@ -95,6 +95,11 @@ struct Snapshot {
     std::vector<float> probe_entropy, probe_distance;
     // all-heads view (when asked for): (att_layers, att_heads, att_grid, att_grid), each T x T map averaged in blocks
     std::vector<float> att_all;
+    // the Heads view (set_heads_view), in the probe view: every head's scores at probe_step (L * NH), and the shown
+    // head's at every recorded step (probe_steps' order; empty for big models, whose every step would take long)
+    std::vector<HeadScores> head_scores;
+    std::vector<HeadScores> head_lines;
+    int induction_rise_step = -1;  // the recorded step where the strongest induction score rose most (-1: none)
     int att_grid = 0, att_layers = 0, att_heads = 0;
     // performance
     bool profiling = false;
@@ -175,6 +180,8 @@ public:
     void set_attention_view(int b, int layer, int head);
     // Whether to publish every layer x head (downsampled) for the all-heads grid.
     void set_attention_all(bool on);
+    // Head scores for the probe view (Session::head_scores_at), computed while on
+    void set_heads_view(bool on);
     // The Attention panel's source: the training batch (false), or the time-lapse's probe at the recorded step
     // nearest `step` (-1: the latest, following training).
     void set_attention_probe(bool on, int step = -1);
@@ -192,6 +199,9 @@ private:
     using Clock = std::chrono::steady_clock;
     // Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/20 of the time).
     static constexpr double k_sample_ratio = 19.0;
+    // The Heads view's lines over every recorded step: models up to this many parameters (the lecture's presets),
+    // whose each step's scores take milliseconds; a bigger model's scores are computed at the shown step only.
+    static constexpr size_t k_head_lines_params = 2'000'000;
     struct Pending {
         bool running = true;
         int step_once = 0;
@@ -204,6 +214,7 @@ private:
         double max_steps_per_s = 0;  // slow motion; 0: full speed
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
+        bool heads_view = false;
         int frame_rate = 30;
         Config restart_cfg, live_cfg;
         std::string restart_path, prompt;
@@ -269,6 +280,10 @@ private:
     std::string m_prompt;
     int m_att_element = 0, m_att_layer = 0, m_att_head = 0;
     bool m_att_all = false;
+    bool m_heads_view = false;
+    std::string m_lines_key;  // what head_lines were computed for
+    std::vector<HeadScores> m_lines;
+    int m_rise_step = -1;
     bool m_att_probe = false;    // the probe view
     int m_att_probe_step = -1;   // its step (-1: the latest)
     std::chrono::steady_clock::duration m_att_period = std::chrono::milliseconds(33);

@@ -19,6 +19,16 @@ void TrainingThread::show_attention_now() {
     slice_attention();
 }
 
+// The recorded step at which the strongest induction score (best, one a step) rose most since the step before, when
+// it rose by at least 0.1 (-1: nowhere).
+static int induction_rise(const std::vector<double>& best, const std::vector<int>& steps) {
+    int at = -1;
+    double most = 0.1;
+    for (size_t k = 1; k < best.size() && k < steps.size(); k++)
+        if (best[k] - best[k - 1] >= most) most = best[k] - best[k - 1], at = steps[k];
+    return at;
+}
+
 void TrainingThread::slice_attention() {
     int T = m_cfg.block_size;
     const std::vector<float>* full = &m_att_full;
@@ -80,6 +90,25 @@ void TrainingThread::slice_attention() {
         for (size_t k = 0; k < shot->top_ids.size(); k++)
             top.emplace_back(shot->top_ids[k] >= 0 ? m_data->decode(uint32_t(shot->top_ids[k])) : "", shot->top_p[k]);
     }
+    std::vector<HeadScores> scores;
+    if (shot && m_heads_view && tl.has_weights() && L > 0) {
+        scores = m_run->head_scores_at(shot->step);
+        // the shown head at every recorded step: for models small enough that every step takes a moment
+        std::string key = std::to_string(layer) + "," + std::to_string(head) + "," + m_summary_key;
+        if (key != m_lines_key && m_run->trainer().num_params() <= k_head_lines_params) {
+            m_lines_key = key;
+            m_lines.clear();
+            std::vector<double> best;  // the strongest induction score at each step
+            for (const auto& sn : tl.snapshots()) {
+                const std::vector<HeadScores>& at = m_run->head_scores_at(sn.step);
+                m_lines.push_back(at[size_t(layer) * NH + head]);
+                double b = 0;
+                for (const HeadScores& h : at) b = std::max(b, h.induction);
+                best.push_back(b);
+            }
+            m_rise_step = induction_rise(best, steps);
+        }
+    }
     // scrubbed to a recorded step: a sample from that step's weights, with one seed at every step
     SampleEntry scrubbed{-1};
     bool scrubbed_changed = false;
@@ -125,6 +154,9 @@ void TrainingThread::slice_attention() {
     m_snap.att_layer = layer;
     m_snap.att_head = head;
     m_snap.att_all = std::move(all);
+    m_snap.head_scores = std::move(scores);
+    m_snap.head_lines = shot && m_heads_view ? m_lines : std::vector<HeadScores>{};
+    m_snap.induction_rise_step = shot && m_heads_view ? m_rise_step : -1;
     m_snap.att_grid = m_snap.att_all.empty() ? 0 : G;
     m_snap.att_layers = L;
     m_snap.att_heads = NH;

@@ -59,6 +59,7 @@ void TrainingThread::run() {
             if (m_pending.step_once > 0) m_pending.step_once--;
             m_pending.profiling_changed = false;
             m_att_all = m_pending.att_all;
+            m_heads_view = m_pending.heads_view;
             m_att_period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / p.frame_rate));
             m_snap.running = m_pending.running;
         }

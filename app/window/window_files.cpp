@@ -60,6 +60,9 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("probe_note", l.probe_note);
     rect("play_button", l.play_button);
     rect("legend", l.legend);
+    rect("heads_header", l.heads_header);
+    rect("heads_grid", l.heads_grid);
+    f << "heads_hash " << l.heads_hash << '\n';
     f << "legend_clipped " << (l.legend_clipped ? 1 : 0) << '\n';
     rect("steps_cap_field", l.steps_cap_field);
     rect("start_button", l.start_button);

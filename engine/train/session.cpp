@@ -53,12 +53,14 @@ std::string Session::adopt(const Checkpoint& ck, bool whole) {
     update_metrics();
     if (ck.timelapse.empty()) {  // saved before time-lapses, or imported (a nanoGPT ckpt.pt): its own weights
         m_timelapse.clear();
+        m_head_scores.clear();
         if (m_recording) record_probe();
         return "the checkpoint holds no attention time-lapse (saved before they were recorded, or imported): it holds "
                "one step, the checkpoint's own weights at step " + std::to_string(step_count()) + ", and records on";
     }
     size_t budget = whole ? std::max(m_timelapse.budget(), ck.timelapse.bytes()) : m_timelapse.budget();
     m_timelapse = ck.timelapse;
+    m_head_scores.clear();
     m_timelapse.set_budget(budget);
     return "";
 }
@@ -174,6 +176,7 @@ std::string Session::set_probe(const std::string& text, const std::function<void
             note += std::string(note.empty() ? "" : "; ") + "the time-lapse was saved without its weights (an older "
                     "checkpoint), so this probe cannot be replayed at its steps: its history starts now";
         m_timelapse.reset(tokens, kept, m_trainer->model().n_layer(), m_trainer->model().n_head());
+        m_head_scores.clear();
         return note;
     }
     // every recorded step's view of the new probe, computed from that step's weights
@@ -184,6 +187,7 @@ std::string Session::set_probe(const std::string& text, const std::function<void
         views.push_back(probe_now(tokens, kept));
     });
     m_timelapse.set_views(tokens, kept, std::move(views));
+    m_head_scores.clear();
     return note;
 }
 
@@ -272,6 +276,22 @@ std::vector<double> Session::head_importance(int step, AblationMode mode, int* s
             }
     });
     return out;
+}
+
+const std::vector<HeadScores>& Session::head_scores_at(int step, int* step_used) {
+    size_t i = recorded_index(step);
+    const ProbeSnapshot& view = m_timelapse.snapshots()[i];
+    if (step_used) *step_used = view.step;
+    auto it = m_head_scores.find(view.step);
+    if (it != m_head_scores.end()) return it->second;
+    const Model& m = m_trainer->model();
+    std::vector<HeadScores> scores;
+    with_recorded_weights([&](size_t) {
+        AttentionOf attention_of = [&](const std::vector<uint32_t>& tokens) { return m_trainer->probe(tokens); };
+        scores = score_heads(attention_of, m_timelapse.tokens(), &view, m_data.vocab(), config().block_size, m.n_layer(),
+                             m.n_head(), config().causal);
+    }, i);
+    return m_head_scores[view.step] = std::move(scores);
 }
 
 std::vector<std::vector<double>> Session::loss_by_position(const std::function<void(int, int)>& progress) {
@@ -463,6 +483,7 @@ void Session::revert_to_good() {
     m_trainer->import_state(m_good.state);
     m_history = m_good.history;
     m_timelapse.truncate_after(m_good.state.step);
+    m_head_scores.clear();
     m_diverged = false;
     update_metrics();
 }

@@ -7,11 +7,13 @@
 #pragma once
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "train/ablation.h"
 #include "train/checkpoint.h"
+#include "train/head_scores.h"
 #include "train/trainer.h"
 
 namespace attn {
@@ -165,6 +167,10 @@ public:
     // *step_used: the step whose weights were used. progress: (done, total) before each head.
     std::vector<double> head_importance(int step, AblationMode mode, int* step_used = nullptr,
                                         const std::function<void(int done, int total)>& progress = {});
+    // Every head's scores (train/head_scores.h), (L * NH,) layer-major, at the recorded step nearest `step`, from its
+    // weights: previous, duplicate, first, current and entropy on the time-lapse's probe (its recorded view), induction
+    // on the induction probes. Cached per step until the probe or the recorded steps change; *step_used: the step.
+    const std::vector<HeadScores>& head_scores_at(int step, int* step_used = nullptr);
     // The validation loss at each position of the block (T,) at every recorded step (one row per snapshot, in order).
     std::vector<std::vector<double>> loss_by_position(const std::function<void(int done, int total)>& progress = {});
     // The time-lapse's memory budget; 0: nothing is recorded while training (record_probe still records).
@@ -191,6 +197,7 @@ private:
     // Trainer::probe with the losses of characters the corpus lacks masked (mask_unknown)
     ProbeSnapshot probe_now(const std::vector<uint32_t>& tokens, const std::string& text);
     std::string m_resume_note;
+    std::map<int, std::vector<HeadScores>> m_head_scores;  // head_scores_at's, by recorded step
     // Runs each(i) with snapshot i's weights in the trainer, for every recorded step (or only `only`), then puts the
     // live weights back (also when each throws).
     void with_recorded_weights(const std::function<void(size_t)>& each, size_t only = size_t(-1));
