@@ -7,6 +7,7 @@
 #                                     # attnlab links, the Khronos validation layer), both ignored by git
 #   bash bench/gpu_check.sh run       # there, carrying: build assets/tinyshakespeare.txt .gl .devlibs
 #   bash bench/gpu_check.sh nanogpt   # there, the same carried: nanogpt-char's 5000 steps, in a call of its own
+#   bash bench/gpu_check.sh timelapse # there, the same carried: the time-lapse's cost and bf16 difference on gpt
 #
 # `run` stops at once if attnlab finds no Vulkan device; else, with logs in $OUT (or out/): the engine tests with the
 # validation layer on (kernels against CPU references, gradients, checkpoints, labs), the gpt preset's --profile
@@ -92,9 +93,22 @@ nanogpt() {
     grep -E '^step' "$out/nanogpt_char.log" | tail -n 6
 }
 
+# The time-lapse on gpt (issue "Any text, any step"): what recording costs a run as a share of its time, and the
+# largest difference bf16 weights make to a replayed attention weight (gpt keeps its weights in bf16), after 1000
+# steps of every lecture preset and gpt (attn_bench_timelapse). Its own call: about 2 minutes on an H200.
+timelapse() {
+    local out=${OUT:-out} t
+    mkdir -p "$out"
+    there
+    t=$SECONDS
+    ATTN_BENCH_GPT=1000 timeout 540 build/attn_bench_timelapse assets/tinyshakespeare.txt 1000 >"$out/timelapse.log" 2>&1
+    echo "attn_bench_timelapse: exit $? in $((SECONDS - t)) s"; cat "$out/timelapse.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
     nanogpt) nanogpt ;;
+    timelapse) timelapse ;;
     *) awk 'NR>1 && /^#/{sub(/^# ?/, ""); print; next} NR>1{exit}' "$0"; exit 2 ;;
 esac
