@@ -1,6 +1,7 @@
 // Head ablation by weight surgery against the CPU twin with the heads' output replaced, head lists, head importance,
 // loss by position and the in-context learning score.
 #include <cmath>
+#include <cstdlib>
 
 #include "corpus.h"
 #include "gpu.h"
@@ -163,4 +164,78 @@ TEST_CASE("head importance: a head already zero matters 0; loss by position aver
         Session::Ablation none = run.ablate(run.timelapse().snapshots()[i].step, {}, AblationMode::Zero, {0, 1}, "");
         CHECK(mean == Approx(none.val_intact).margin(1e-5));
     }
+}
+
+// For tests/torch_interop_test.sh: a small trained residual model's parameters, a text and the induction probes, the
+// head scores computed here from the fp32 maps (the functions the app uses), and the probe's loss intact and with
+// head L1 H2 knocked out (zero, mean), written to $ATTN_EXPORT_PATH; bench/reference.py circuits recomputes them all
+// in PyTorch. Hidden: run by that script only.
+TEST_CASE("export head scores and ablated losses for PyTorch", "[.circuits-export]") {
+    const char* path = std::getenv("ATTN_EXPORT_PATH");
+    REQUIRE(path);
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = small("residual");
+    Trainer tr(test::ctx(), data, c, 1);
+    for (int i = 0; i < 30; i++) tr.step();
+    const int L = c.n_layer, NH = c.n_head, T = c.block_size, A = c.attn_dim();
+    std::vector<uint32_t> text = data.encode("to be or");
+    std::vector<std::vector<uint32_t>> probes;
+    for (int k = 0; k < k_induction_probes; k++)
+        probes.push_back(induction_probe(data.vocab(), T, k_induction_probe_seed + uint64_t(k)));
+    // scores on fp32 maps: (L * NH, 5) previous, duplicate, induction (mean over the probes), first, current
+    std::vector<float> att, scores;
+    tr.probe(text, nullptr, &att);
+    const size_t per = text.size() * text.size();
+    std::vector<std::vector<float>> probe_att(probes.size());
+    for (size_t k = 0; k < probes.size(); k++) tr.probe(probes[k], nullptr, &probe_att[k]);
+    for (int m = 0; m < L * NH; m++) {
+        std::vector<float> a(att.begin() + long(m * per), att.begin() + long((m + 1) * per));
+        double ind = 0;
+        for (size_t k = 0; k < probes.size(); k++) {
+            size_t pp = probes[k].size() * probes[k].size();
+            ind += induction_score(std::vector<float>(probe_att[k].begin() + long(m * pp),
+                                                      probe_att[k].begin() + long((m + 1) * pp)), probes[k]);
+        }
+        for (double v : {previous_score(a, int(text.size())), duplicate_score(a, text), ind / double(probes.size()),
+                         first_score(a, int(text.size())), current_score(a, int(text.size()))})
+            scores.push_back(float(v));
+    }
+    // the probe's mean loss: intact, L1 H2 zero-ablated, mean-ablated (means over 3 fixed batches)
+    std::vector<float> w = tr.model().read_params();
+    Trainer::FixedEval fx = tr.evaluate_fixed(3, 5, false, true);
+    auto probe_loss = [&] { return float(tr.probe(text).mean_loss()); };
+    std::vector<float> losses{probe_loss()};
+    tr.write_params(ablate_weights(w, tr.model().layout(), c, {{0, 1}}, AblationMode::Zero));
+    losses.push_back(probe_loss());
+    tr.write_params(ablate_weights(w, tr.model().layout(), c, {{0, 1}}, AblationMode::Mean, fx.head_means));
+    losses.push_back(probe_loss());
+    tr.write_params(w);
+
+    std::vector<std::pair<std::string, std::vector<float>>> tensors;
+    std::vector<std::vector<int>> shapes;
+    for (const auto& pi : tr.model().params_info()) {
+        tensors.emplace_back(pi.name, std::vector<float>(w.begin() + long(pi.offset), w.begin() + long(pi.offset + pi.count)));
+        shapes.push_back(pi.shape);
+    }
+    auto as_floats = [](const std::vector<uint32_t>& v) { return std::vector<float>(v.begin(), v.end()); };
+    tensors.emplace_back("circuits.text", as_floats(text));
+    shapes.push_back({int(text.size())});
+    std::vector<float> all_probes;
+    for (const auto& p : probes) all_probes.insert(all_probes.end(), p.begin(), p.end());
+    tensors.emplace_back("circuits.induction", all_probes);
+    shapes.push_back({int(probes.size()), int(probes[0].size())});
+    tensors.emplace_back("circuits.scores", scores);
+    shapes.push_back({L * NH, 5});
+    tensors.emplace_back("circuits.losses", losses);
+    shapes.push_back({3});
+    tensors.emplace_back("circuits.head_means", std::vector<float>(fx.head_means.begin(), fx.head_means.end()));
+    shapes.push_back({L, A});
+    char info[512];
+    std::snprintf(info, sizeof info,
+                  "{\"preset\":\"%s\",\"vocab_size\":%d,\"block_size\":%d,\"n_embd\":%d,\"n_head\":%d,\"head_size\":%d,"
+                  "\"n_layer\":%d,\"ffn\":%s,\"residual\":%s,\"layernorm\":%s,\"bigram\":false,\"loss\":0,"
+                  "\"ablated\":[0,1]}",
+                  c.preset.c_str(), data.vocab_size(), c.block_size, c.n_embd, c.n_head, c.hs(), c.n_layer,
+                  c.ffn ? "true" : "false", c.residual ? "true" : "false", c.layernorm ? "true" : "false");
+    save_tensors(path, tensors, shapes, info);
 }

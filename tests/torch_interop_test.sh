@@ -3,7 +3,8 @@
 # torch.load gives the tensors, the tied lm_head sharing wte's storage, and the plain values; pickle.load reads the
 # meta.pkl. Then a nanoGPT checkpoint made by the project's PyTorch reference (bench/reference.py) goes through
 # `attnlab import nanogpt` and `attnlab export nanogpt` and comes back to PyTorch as nanoGPT's train.py resumes it:
-# the same logits, and its AdamW state loads into configure_optimizers' two groups and takes a step.
+# the same logits, and its AdamW state loads into configure_optimizers' two groups and takes a step. Last, a small
+# model's head scores and ablated losses, recomputed by PyTorch (bench/reference.py circuits) to 1e-5.
 # Skipped (77) without Debian's python3-torch (bash bench/setup_pytorch.sh installs it).
 # Usage: torch_interop_test.sh PATH/TO/attn_tests PATH/TO/attnlab
 set -u
@@ -76,3 +77,8 @@ print(f"{sys.argv[1].split('/')[-1]}: logits equal after import + export (both a
       f"{bck['iter_num']} and took a step (loss {loss.item():.4f})")
 PY
 done
+
+# head scores and ablation: the app's numbers on a small trained model, recomputed by PyTorch (bench/reference.py)
+ATTN_EXPORT_PATH=$dir/circuits.safetensors "$TESTS" "[.circuits-export]" >"$dir/out" 2>&1 ||
+    { cat "$dir/out"; echo "FAIL: the circuits export"; exit 1; }
+/usr/bin/python3 "$HERE/../bench/reference.py" circuits "$dir/circuits.safetensors" || { echo "FAIL: head scores or ablation differ from PyTorch"; exit 1; }

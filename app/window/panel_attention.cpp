@@ -211,10 +211,12 @@ static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingTh
             }
             bool hovered = ImGui::IsItemHovered();
             ImGui::PopID();
-            dl->AddRectFilled(a, b, colormap(v));
+            // a score the text gives nowhere to look (NaN: no repeated character for duplicate) is "-", in grey
+            bool none = !std::isfinite(v);
+            dl->AddRectFilled(a, b, none ? k_masked_colour : colormap(v));
             if (l == snap.att_layer && h == snap.att_head) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
             char buf[16];
-            std::snprintf(buf, sizeof buf, "%.2f", v);
+            std::snprintf(buf, sizeof buf, none ? "-" : "%.2f", v);
             for (const char* c = buf; *c; c++) hash = (hash ^ uint8_t(*c)) * 1099511628211ull;
             ImVec2 ts = ImGui::CalcTextSize(buf);
             dl->AddText(ImVec2(a.x + (cw - 2 - ts.x) * 0.5f, a.y + (ch - 2 - ts.y) * 0.5f),

@@ -481,7 +481,8 @@ std::vector<float> Trainer::read_attention() const {
     return m_att_display.read<float>(m_att_display.bytes() / 4);
 }
 
-ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits_out) {
+ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits_out,
+                             std::vector<float>* att_f32) {
     int T = m_cfg.block_size, V = m_data.vocab_size(), P = int(tokens.size());
     if (P < 1 || P > T)
         throw Error("a probe holds 1 to " + std::to_string(T) + " characters (the block size); this one " +
@@ -496,12 +497,17 @@ ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<fl
     s.step = m_step;
     int L = m_model->n_layer(), NH = m_model->n_head();
     s.att.resize(size_t(L) * NH * P * P);
+    if (att_f32) att_f32->assign(s.att.size(), 0.0f);
     for (int l = 0; l < L; l++) {  // (1, NH, T, T) -> the top-left (P, P) of each head
         std::vector<float> a = m_gen_act->blocks[l].att.read<float>(size_t(NH) * T * T);
         for (int h = 0; h < NH; h++)
             for (int i = 0; i < P; i++)
-                for (int j = 0; j < P; j++)
-                    s.att[((size_t(l) * NH + h) * P + i) * P + j] = float_to_half(a[(size_t(h) * T + i) * T + j]);
+                for (int j = 0; j < P; j++) {
+                    size_t at = ((size_t(l) * NH + h) * P + i) * P + j;
+                    float w = a[(size_t(h) * T + i) * T + j];
+                    s.att[at] = float_to_half(w);
+                    if (att_f32) (*att_f32)[at] = w;
+                }
     }
     std::vector<float> losses = m_gen_act->losses.read<float>(T);  // position t: -log p(token t+1 | tokens <= t)
     s.char_loss.assign(losses.begin(), losses.begin() + (P - 1));

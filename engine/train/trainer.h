@@ -149,8 +149,10 @@ public:
     // at the current weights on the training kernels (no dropout; weights and random states untouched). Every layer x
     // head's attention (the top-left P x P of the block; positions past P are padding a causal mask hides), the loss
     // on each next character and the top-5 predictions at each position, as the time-lapse keeps them. logits, when
-    // given, receives (P, V). Throws attn::Error for an empty or too long probe.
-    ProbeSnapshot probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits = nullptr);
+    // given, receives (P, V); att_f32, the attention before its fp16 storage, (L, NH, P, P). Throws attn::Error for
+    // an empty or too long probe.
+    ProbeSnapshot probe(const std::vector<uint32_t>& tokens, std::vector<float>* logits = nullptr,
+                        std::vector<float>* att_f32 = nullptr);
 
     // The model's flat parameters (its layout, padding included), read back. write_params replaces them on the device
     // that probe and generate run on, and nowhere else (not the replicas' copies, not AdamW's moments): Session puts
