@@ -48,6 +48,14 @@ window_session 300 "convert" '
     h_first=$(layout_field heads_hash 1)
     [ "$h_first" != "$h_end" ] || fail "the Heads grid shows the same scores at step 0 and step 1000"
     echo "Heads grid: step 0 and step 1000 differ"
+    # knock the one head out: the validation loss with it out is computed at the shown step
+    click_on knock_checkbox
+    new_layout
+    click_on heads_grid
+    for ((try = 0; try < 30; try++)); do new_layout; [ "$(layout_field knock_val 1)" != -1 ] && break; sleep 0.2; done
+    kv=$(layout_field knock_val 1)
+    awk -v v="$kv" "BEGIN { exit !(v > 1) }" || fail "knocking the head out shows no validation loss (knock_val $kv)"
+    echo "L1 H1 knocked out at step 0: val loss $kv"
     close_window
     n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
     echo PASS

@@ -8,7 +8,7 @@ BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/inspect_lib.sh"  # fail, bad
 CK=$OUT/run.safetensors
 "$BIN" --headless --quiet --data "$CORPUS" --preset residual --max-iters 300 --eval-interval 100 --eval-iters 5 \
     --sample-chars 0 --save "$CK" >"$OUT/train.out" 2>&1 || { cat "$OUT/train.out"; fail "training failed"; }
@@ -36,13 +36,6 @@ n=$("$BIN" inspect "$CK" --list | grep -cE "^ +[0-9]+ ")
 [ "$rows" -eq "$n" ] && [ "$n" -gt 20 ] || fail "--icl: $rows rows for $n recorded steps"
 tail -1 "$OUT/icl" | grep -qE "^in-context learning score: -?[0-9.]+$" || fail "--icl should end with the score"
 
-bad() {
-    local want=$1 out rc
-    shift
-    out=$("$BIN" inspect "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]] ||
-        fail "inspect $*: want exit 2 and one line with '$want' (got $rc: $out)"
-}
 bad "no head given" "$CK" --ablate ""
 bad "head 4:1 is out of range: the model has layers 1 to 3 and heads 1 to 4" "$CK" --ablate 4:1
 bad "'x' is not a head" "$CK" --ablate 1:1,x

@@ -234,7 +234,7 @@ fi
 # 16), the first signal 0.3 s after the step began, the second 0.1 s or 1 s after it. (If the run is gone before
 # the second signal, nothing was shown: said, not counted.)
 sigint_twice() {  # sigint_twice GAP_S NAME: the two signals GAP_S apart; sets rc, second (whether it was sent)
-    env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset gpt --n-layer 2 --batch-size 16 \
+    env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset gpt --n-layer 2 --batch-size 32 \
         --max-iters 1000 --eval-interval 1000 --eval-iters 1 --sample-chars 0 --save "$tmp/$2.safetensors" \
         >"$tmp/$2.txt" 2>"$tmp/$2.err" & ipid=$!
     for ((i = 0; i < 600; i++)); do grep -q "^step 0:" "$tmp/$2.txt" && break; sleep 0.1; done

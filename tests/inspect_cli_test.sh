@@ -8,7 +8,7 @@ BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/inspect_lib.sh"  # fail, bad
 CK=$OUT/run.safetensors
 
 "$BIN" --headless --quiet --data "$CORPUS" --preset single-head --max-iters 500 --eval-interval 250 --eval-iters 5 \
@@ -59,13 +59,6 @@ s500=$("$BIN" inspect "$CK" --step 500 --sample 60 --layer 1 | sed -n 2p)
 [ "$s0" != "$s500" ] || fail "the samples at steps 0 and 500 are the same: '$s0'"
 
 # bad input: exit 2, one line saying what to change
-bad() {
-    local want=$1 out rc
-    shift
-    out=$("$BIN" inspect "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]] ||
-        fail "inspect $*: want exit 2 and one line with '$want' (got $rc: $out)"
-}
 bad "does not exist" "$OUT/none.safetensors"
 bad "outside the time-lapse (steps 0 to 500" "$CK" --step 9999
 bad "the model has layers 1 to 1" "$CK" --layer 2

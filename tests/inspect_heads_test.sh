@@ -9,7 +9,7 @@ BIN=${1:?usage: $0 attnlab corpus}
 CORPUS=${2:?usage: $0 attnlab corpus}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/inspect_lib.sh"  # fail, bad
 CK=$OUT/ind.safetensors
 
 "$BIN" --headless --quiet --preset induction --max-iters 40 --eval-interval 20 --eval-iters 2 --batch-size 4 \
@@ -38,13 +38,6 @@ awk '/^L[0-9]+ H[0-9]+ / { for (i = 3; i <= 7; i++) if ($i < 0 || $i > 1) exit 1
 diff "$OUT/anew" "$OUT/recorded" || fail "--heads at the checkpoint's weights differs from --step 40"
 "$BIN" inspect "$CK" --heads --probe "abcabc" | grep -q 'on "abcabc" (6 characters)' || fail "--heads does not use --probe"
 
-bad() {
-    local want=$1 out rc
-    shift
-    out=$("$BIN" inspect "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]] ||
-        fail "inspect $*: want exit 2 and one line with '$want' (got $rc: $out)"
-}
 bad "outside the time-lapse (steps 0 to 40" "$CK" --heads --step 9999
 bad "leave out --list, --layer, --head, --sample, --ablate and --icl" "$CK" --heads --list
 bad "leave out --list, --layer, --head, --sample, --ablate and --icl" "$CK" --heads --layer 1

@@ -134,6 +134,11 @@ TEST_CASE("every head knocked out of a one-layer model leaves lm_head's bias alo
         CHECK(a.ablated.char_loss[t] == Approx(-(flat[b.offset + probe[t + 1]] - mx - std::log(sum))).margin(1e-4));
     // the live weights are back: the same loss as before
     CHECK(run.trainer().evaluate_fixed(run.fixed_batches(), Session::k_fixed_seed, false, false).loss == a.val_intact);
+    // a sample with no head out is the model's own; with both out, another text; the live weights stay
+    std::string own = run.sample("", 40, 7).text;
+    CHECK(run.sample_ablated(-1, {}, AblationMode::Zero, "", 40, 7).text == own);
+    CHECK(run.sample_ablated(-1, parse_head_list("1:1,1:2", 1, 2), AblationMode::Zero, "", 40, 7).text != own);
+    CHECK(run.sample("", 40, 7).text == own);
 }
 
 TEST_CASE("head importance: a head already zero matters 0; loss by position averages to the loss", "[ablation]") {

@@ -202,12 +202,22 @@ static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingTh
             ImVec2 a(p0.x + lw + h * cw, gy + l * ch), b(a.x + cw - 2, a.y + ch - 2);
             ImGui::SetCursorScreenPos(a);
             ImGui::PushID(l * NH + h);
-            if (ImGui::InvisibleButton("##head", ImVec2(cw - 2, ch - 2))) {  // its map
-                st.layer = l;
-                st.head = h;
-                st.heads_open = false;
-                tt.set_heads_view(false);
-                tt.set_attention_view(st.element, l, h);
+            const HeadId id{l, h};
+            auto knocked_at = std::find(st.knocked.begin(), st.knocked.end(), id);
+            bool knocked = knocked_at != st.knocked.end();
+            if (ImGui::InvisibleButton("##head", ImVec2(cw - 2, ch - 2))) {
+                if (st.knock_mode) {  // out, or back in
+                    if (knocked) st.knocked.erase(knocked_at);
+                    else st.knocked.push_back(id);
+                    knocked = !knocked;
+                    tt.set_knockout(st.knocked);
+                } else {  // its map
+                    st.layer = l;
+                    st.head = h;
+                    st.heads_open = false;
+                    tt.set_heads_view(false);
+                    tt.set_attention_view(st.element, l, h);
+                }
             }
             bool hovered = ImGui::IsItemHovered();
             ImGui::PopID();
@@ -215,6 +225,10 @@ static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingTh
             bool none = !std::isfinite(v);
             dl->AddRectFilled(a, b, none ? k_masked_colour : colormap(v));
             if (l == snap.att_layer && h == snap.att_head) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+            if (knocked) {  // a red cross over a knocked-out head
+                dl->AddLine(a, b, IM_COL32(230, 60, 60, 255), 2.0f);
+                dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), IM_COL32(230, 60, 60, 255), 2.0f);
+            }
             char buf[16];
             std::snprintf(buf, sizeof buf, none ? "-" : "%.2f", v);
             for (const char* c = buf; *c; c++) hash = (hash ^ uint8_t(*c)) * 1099511628211ull;
@@ -230,6 +244,47 @@ static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingTh
     }
     ImGui::SetCursorScreenPos(ImVec2(p0.x, gy + L * ch + 2));
     ImGui::Dummy(ImVec2(lw + NH * cw, 1));
+    // knocking heads out: a click toggles a head; the losses with them out, at the shown step
+    if (ImGui::Checkbox("knock out", &st.knock_mode) && !st.knock_mode && !st.knocked.empty()) {
+        st.knocked.clear();
+        tt.set_knockout(st.knocked);
+    }
+    layout.knock_checkbox = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("While on, a click on a head knocks it out (its output replaced by 0) or puts it back, and "
+                          "the losses below say what that does at the shown step (docs/circuits.md)");
+    layout.knock_val_ablated = -1;
+    const Snapshot::Knockout& k = snap.knockout;
+    if (!st.knocked.empty()) {
+        if (!k.note.empty()) {
+            ImGui::TextDisabled("%s", k.note.c_str());
+        } else if (k.step != snap.probe_step || k.heads != st.knocked) {
+            ImGui::TextDisabled("computing...");
+        } else {
+            ImGui::TextWrapped("%s out: val loss %.4f -> %.4f (%+.4f), probe loss %.3f -> %.3f",
+                               head_list_text(k.heads).c_str(), k.val_intact, k.val_ablated, k.val_ablated - k.val_intact,
+                               k.probe_intact, k.probe_ablated);
+            if (ImGui::IsItemHovered()) {  // what each position predicts, intact and with the heads out
+                ImGui::BeginTooltip();
+                ImGui::Text("validation loss on fixed batches (the same at every step), and the probe's loss, intact "
+                            "and with these heads' output replaced by 0, at step %d", k.step);
+                ImGui::TextDisabled("pos char  loss intact -> out   likeliest next, intact -> out");
+                for (size_t t = 0; t < snap.att_chars.size() && t < k.top_intact.size() && t < k.top_ablated.size(); t++) {
+                    char loss[48] = "";
+                    if (t >= 1 && t - 1 < k.loss_intact.size() && t - 1 < k.loss_ablated.size())
+                        std::snprintf(loss, sizeof loss, "%.3f -> %.3f", k.loss_intact[t - 1], k.loss_ablated[t - 1]);
+                    ImGui::Text("%3zu  %-4s %-18s  '%s' -> '%s'", t, visible_char(snap.att_chars[t]).c_str(), loss,
+                                visible_char(k.top_intact[t]).c_str(), visible_char(k.top_ablated[t]).c_str());
+                }
+                ImGui::EndTooltip();
+            }
+            layout.knock_val_ablated = k.val_ablated;
+            if (!k.sample.empty()) {
+                ImGui::TextDisabled("sampled with them out (the Samples panel's seed and prompt):");
+                ImGui::TextWrapped("%s", k.sample.c_str());
+            }
+        }
+    }
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
     layout.heads_grid = ImVec4((p0.x + lw) * fb.x, gy * fb.y, NH * cw * fb.x, L * ch * fb.y);
     layout.heads_hash = hash;
@@ -447,7 +502,8 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
         tt.set_attention_all(false);
     }
     // head scores: in the probe view, a grid of every head's scores at the shown step instead of the map
-    layout.heads_header = layout.heads_grid = ImVec4();
+    layout.heads_header = layout.heads_grid = layout.knock_checkbox = ImVec4();
+    layout.knock_val_ablated = -1;
     if (st.probe) {
         if (L * NH > 1) ImGui::SameLine();
         if (ImGui::Checkbox("head scores", &st.heads_open)) tt.set_heads_view(st.heads_open);

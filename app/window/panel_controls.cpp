@@ -357,6 +357,11 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
                 if (picked) {
                     // the lecture's model here; its training settings wait for Apply & restart (see ControlsState)
                     Config p = e;
+                    // the induction preset trains on its generated repeats (docs/induction.md); leaving it, on the
+                    // default corpus again
+                    bool generated = st.corpus_path.rfind("induction", 0) == 0;
+                    if (name == "induction" && !generated) st.corpus_path = "induction";
+                    else if (name != "induction" && e.preset == "induction" && generated) st.corpus_path = default_corpus_path();
                     p.apply_preset(name);
                     e = live_candidate(p, e);
                     st.preset_live = p;

@@ -31,6 +31,8 @@ struct PanelLayout {
     ImVec4 heads_header{};                    // the Heads view's header (opens and closes it)
     ImVec4 heads_grid{};                      // the Heads view's layer x head grid (w 0: closed)
     uint64_t heads_hash = 0;                  // FNV-1a of its cells' numbers as shown (tests tell two steps apart)
+    ImVec4 knock_checkbox{};                  // the Heads view's "knock out" switch
+    double knock_val_ablated = -1;            // the validation loss with the knocked-out heads (-1: none shown)
     bool legend_clipped = false;              // ... cut off by the panel's edge this frame
     ImVec4 steps_cap_field{};                 // Controls' slow motion (steps/s cap)
     ImVec4 start_button{};                    // Controls' Start / Pause (/ "+N steps")
@@ -135,6 +137,8 @@ struct AttentionState {
     std::vector<std::string> recent_probes;  // the last probes shown, newest first (at most k_recent_probes)
     bool heads_open = false;  // the Heads view (probe mode): every head's scores
     int heads_by = 0;         // the score its grid is coloured by: induction, previous, duplicate, first, current
+    bool knock_mode = false;      // a click on a head knocks it out (or back in) instead of opening its map
+    std::vector<HeadId> knocked;  // the heads knocked out
     static constexpr size_t k_recent_probes = 6;
 };
 void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout);

@@ -137,6 +137,12 @@ void TrainingThread::set_attention_all(bool on) {
         p.att_all = on;
     });
 }
+void TrainingThread::set_knockout(const std::vector<HeadId>& heads) {
+    post([&](Pending& p) {
+        p.knockout = heads;
+        p.reslice = true;
+    });
+}
 void TrainingThread::set_heads_view(bool on) {
     post([&](Pending& p) {
         if (p.heads_view != on) p.reslice = true;

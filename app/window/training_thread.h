@@ -100,6 +100,18 @@ struct Snapshot {
     std::vector<HeadScores> head_scores;
     std::vector<HeadScores> head_lines;
     int induction_rise_step = -1;  // the recorded step where the strongest induction score rose most (-1: none)
+    // heads knocked out in the Heads view (set_knockout), zero ablation at probe_step (Session::ablate): the
+    // validation loss on fixed batches and the probe's loss, intact and ablated (step -1: none computed yet)
+    struct Knockout {
+        std::vector<HeadId> heads;
+        int step = -1;
+        double val_intact = 0, val_ablated = 0, probe_intact = 0, probe_ablated = 0;
+        std::string note;  // why nothing was computed (a big model), or ""
+        std::vector<float> loss_intact, loss_ablated;  // the probe's per-character losses (P-1,)
+        std::vector<std::string> top_intact, top_ablated;  // the likeliest next character after each position (P,)
+        std::string sample;  // sampled with the heads out (the scrubbed sample's prompt, length and seed)
+    };
+    Knockout knockout;
     int att_grid = 0, att_layers = 0, att_heads = 0;
     // performance
     bool profiling = false;
@@ -182,6 +194,8 @@ public:
     void set_attention_all(bool on);
     // Head scores for the probe view (Session::head_scores_at), computed while on
     void set_heads_view(bool on);
+    // Heads knocked out (zero ablation) in the Heads view: their effect at the shown step, computed while it is on
+    void set_knockout(const std::vector<HeadId>& heads);
     // The Attention panel's source: the training batch (false), or the time-lapse's probe at the recorded step
     // nearest `step` (-1: the latest, following training).
     void set_attention_probe(bool on, int step = -1);
@@ -215,6 +229,7 @@ private:
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
         bool heads_view = false;
+        std::vector<HeadId> knockout;
         int frame_rate = 30;
         Config restart_cfg, live_cfg;
         std::string restart_path, prompt;
@@ -282,6 +297,8 @@ private:
     bool m_att_all = false;
     bool m_heads_view = false;
     std::string m_lines_key;  // what head_lines were computed for
+    std::vector<HeadId> m_knockout;
+    std::string m_knockout_key;  // what m_snap.knockout was computed for
     std::vector<HeadScores> m_lines;
     int m_rise_step = -1;
     bool m_att_probe = false;    // the probe view

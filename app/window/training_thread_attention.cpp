@@ -109,6 +109,50 @@ void TrainingThread::slice_attention() {
             m_rise_step = induction_rise(best, steps);
         }
     }
+    // heads knocked out: their effect at the shown step, for models whose every fixed batch takes a moment
+    Snapshot::Knockout knock;
+    knock.heads = m_knockout;
+    bool knock_changed = false;
+    if (shot && m_heads_view && tl.has_weights() && !m_knockout.empty()) {
+        std::string prompt;
+        {
+            std::lock_guard lk(m_mutex);
+            prompt = m_pending.prompt;
+        }
+        std::string key = std::to_string(shot->step) + "," + tl.text() + "," + head_list_text(m_knockout) + "\n" +
+                          prompt + "\n" + std::to_string(m_cfg.sample_chars);
+        if (key != m_knockout_key) {
+            m_knockout_key = key;
+            knock_changed = true;
+            if (m_run->trainer().num_params() > k_head_lines_params) {
+                knock.note = "this model is too big to knock heads out here: attnlab inspect --ablate does it";
+            } else {
+                Session::Ablation a = m_run->ablate(shot->step, m_knockout, AblationMode::Zero, tl.tokens(), tl.text());
+                knock.step = a.step;
+                knock.val_intact = a.val_intact;
+                knock.val_ablated = a.val_ablated;
+                knock.probe_intact = a.intact.mean_loss();
+                knock.probe_ablated = a.ablated.mean_loss();
+                knock.loss_intact = a.intact.char_loss;
+                knock.loss_ablated = a.ablated.char_loss;
+                auto top1 = [&](const ProbeSnapshot& v) {
+                    std::vector<std::string> out;
+                    for (size_t t = 0; t < v.top_ids.size(); t += k_probe_top)
+                        out.push_back(v.top_ids[t] >= 0 ? m_data->decode(uint32_t(v.top_ids[t])) : "");
+                    return out;
+                };
+                knock.top_intact = top1(a.intact);
+                knock.top_ablated = top1(a.ablated);
+                if (m_cfg.sample_chars > 0) {
+                    knock.sample = m_run->sample_ablated(shot->step, m_knockout, AblationMode::Zero, prompt,
+                                                         m_cfg.sample_chars, m_cfg.seed).text;
+                }
+            }
+        }
+    } else if (!m_knockout_key.empty()) {
+        m_knockout_key.clear();
+        knock_changed = true;
+    }
     // scrubbed to a recorded step: a sample from that step's weights, with one seed at every step
     SampleEntry scrubbed{-1};
     bool scrubbed_changed = false;
@@ -155,6 +199,8 @@ void TrainingThread::slice_attention() {
     m_snap.att_head = head;
     m_snap.att_all = std::move(all);
     m_snap.head_scores = std::move(scores);
+    if (knock_changed) m_snap.knockout = std::move(knock);
+    m_snap.knockout.heads = m_knockout;
     m_snap.head_lines = shot && m_heads_view ? m_lines : std::vector<HeadScores>{};
     m_snap.induction_rise_step = shot && m_heads_view ? m_rise_step : -1;
     m_snap.att_grid = m_snap.att_all.empty() ? 0 : G;

@@ -63,6 +63,8 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("heads_header", l.heads_header);
     rect("heads_grid", l.heads_grid);
     f << "heads_hash " << l.heads_hash << '\n';
+    rect("knock_checkbox", l.knock_checkbox);
+    f << "knock_val " << l.knock_val_ablated << '\n';
     f << "legend_clipped " << (l.legend_clipped ? 1 : 0) << '\n';
     rect("steps_cap_field", l.steps_cap_field);
     rect("start_button", l.start_button);

@@ -258,6 +258,22 @@ Session::Ablation Session::ablate(int step, const std::vector<HeadId>& heads, Ab
     return out;
 }
 
+SessionSample Session::sample_ablated(int step, const std::vector<HeadId>& heads, AblationMode mode,
+                                     const std::string& prompt, int n_chars, uint64_t seed) {
+    SessionSample out;
+    out.prompt = prompt;
+    const Config& c = config();
+    at_weights(step, [&](int at) {
+        out.step = at;
+        std::vector<double> means;
+        if (mode == AblationMode::Mean) means = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, true).head_means;
+        m_trainer->write_params(ablate_weights(m_trainer->read_params(), m_trainer->model().layout(), c, heads, mode, means));
+        out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed);
+    });
+    out.left_out = m_data.unknown_chars(prompt);
+    return out;
+}
+
 std::vector<double> Session::head_importance(int step, AblationMode mode, int* step_used,
                                              const std::function<void(int, int)>& progress) {
     const Model& model = m_trainer->model();

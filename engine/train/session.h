@@ -163,6 +163,10 @@ public:
     // attn::Error when the mode cannot apply to this model (ablate_weights) or the step has no weights.
     Ablation ablate(int step, const std::vector<HeadId>& heads, AblationMode mode, const std::vector<uint32_t>& tokens,
                     const std::string& text);
+    // n_chars sampled after `prompt` with `heads` knocked out, seeded (the same seed as sample_at's shows what the
+    // heads did to the model's writing).
+    SessionSample sample_ablated(int step, const std::vector<HeadId>& heads, AblationMode mode,
+                                 const std::string& prompt, int n_chars, uint64_t seed);
     // Head importance: the validation loss's increase when each head alone is knocked out, (L, NH) row-major;
     // *step_used: the step whose weights were used. progress: (done, total) before each head.
     std::vector<double> head_importance(int step, AblationMode mode, int* step_used = nullptr,
