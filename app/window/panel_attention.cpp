@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "panel_attention_internal.h"
 #include "panels.h"
 #include "renderer.h"
 
 namespace attn {
 
-static const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
+const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
 static const ImU32 k_unknown_colour = IM_COL32(255, 150, 60, 255);  // a probe character the corpus lacks
 static bool unknown_at(const Snapshot& s, int t) { return t >= 0 && t < int(s.att_unknown.size()) && s.att_unknown[t]; }
 // Cell sizes (pixels) from which the "values" checkbox writes each weight: "0.42", then ".42" (the font's widths,
@@ -22,7 +23,7 @@ static float digits_cell() { return ImGui::CalcTextSize(".00").x + 2; }
 constexpr float k_viridis[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},   {44, 113, 142}, {33, 144, 141},
                                           {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
 
-static ImU32 colormap(float t) {
+ImU32 colormap(float t) {
     const auto& stops = k_viridis;
     t = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f) * 8.0f;
     int i = std::min(int(t), 7);
@@ -154,166 +155,6 @@ static void draw_summary_plots(const Snapshot& snap) {
     plot("##entropy", snap.probe_entropy, "entropy", "row entropy in nats: high = spread over the past, 0 = one character");
     ImGui::SameLine();
     plot("##distance", snap.probe_distance, "distance", "mean distance attended: 1 = the previous character");
-}
-
-// The Heads view (probe mode): every layer x head coloured by one score (train/head_scores.h) at the shown step, its
-// number in the cell; a click shows that head's map. Under it, the shown head's score at every recorded step. Drawn
-// instead of the map while "head scores" is on.
-static void draw_heads_view(AttentionState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
-    layout.heads_grid = ImVec4();
-    layout.heads_hash = 0;
-    static const char* const k_scores[] = {"induction", "previous", "duplicate", "first", "current"};
-    auto score = [&](const HeadScores& h) {
-        switch (st.heads_by) {
-            case 1: return h.previous;
-            case 2: return h.duplicate;
-            case 3: return h.first;
-            case 4: return h.current;
-            default: return h.induction;
-        }
-    };
-    const int L = snap.att_layers, NH = snap.att_heads;
-    if (snap.head_scores.size() != size_t(L) * NH || L * NH == 0) {
-        ImGui::TextDisabled("computing the scores at step %d...", snap.probe_step);
-        return;
-    }
-    ImGui::SetNextItemWidth(110);
-    ImGui::Combo("colour by", &st.heads_by, k_scores, IM_ARRAYSIZE(k_scores));
-    ImGui::SameLine();
-    ImGui::TextDisabled("at step %d", snap.probe_step);
-    // the grid: rows = layers, columns = heads
-    const float cw = std::max(40.0f, ImGui::CalcTextSize("0.00").x + 8), ch = ImGui::GetFrameHeight(), lw = 26;
-    ImVec2 p0 = ImGui::GetCursorScreenPos();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    uint64_t hash = 1469598103934665603ull;
-    for (int h = 0; h < NH; h++) {
-        char name[16];
-        std::snprintf(name, sizeof name, "H%d", h + 1);
-        dl->AddText(ImVec2(p0.x + lw + h * cw + 4, p0.y), IM_COL32(190, 190, 200, 255), name);
-    }
-    float gy = p0.y + ch;
-    for (int l = 0; l < L; l++) {
-        char name[16];
-        std::snprintf(name, sizeof name, "L%d", l + 1);
-        dl->AddText(ImVec2(p0.x, gy + l * ch + 3), IM_COL32(190, 190, 200, 255), name);
-        for (int h = 0; h < NH; h++) {
-            const HeadScores& hs = snap.head_scores[size_t(l) * NH + h];
-            float v = float(score(hs));
-            ImVec2 a(p0.x + lw + h * cw, gy + l * ch), b(a.x + cw - 2, a.y + ch - 2);
-            ImGui::SetCursorScreenPos(a);
-            ImGui::PushID(l * NH + h);
-            const HeadId id{l, h};
-            auto knocked_at = std::find(st.knocked.begin(), st.knocked.end(), id);
-            bool knocked = knocked_at != st.knocked.end();
-            if (ImGui::InvisibleButton("##head", ImVec2(cw - 2, ch - 2))) {
-                if (st.knock_mode) {  // out, or back in
-                    if (knocked) st.knocked.erase(knocked_at);
-                    else st.knocked.push_back(id);
-                    knocked = !knocked;
-                    tt.set_knockout(st.knocked);
-                } else {  // its map
-                    st.layer = l;
-                    st.head = h;
-                    st.heads_open = false;
-                    tt.set_heads_view(false);
-                    tt.set_attention_view(st.element, l, h);
-                }
-            }
-            bool hovered = ImGui::IsItemHovered();
-            ImGui::PopID();
-            // a score the text gives nowhere to look (NaN: no repeated character for duplicate) is "-", in grey
-            bool none = !std::isfinite(v);
-            dl->AddRectFilled(a, b, none ? k_masked_colour : colormap(v));
-            if (l == snap.att_layer && h == snap.att_head) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
-            if (knocked) {  // a red cross over a knocked-out head
-                dl->AddLine(a, b, IM_COL32(230, 60, 60, 255), 2.0f);
-                dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), IM_COL32(230, 60, 60, 255), 2.0f);
-            }
-            char buf[16];
-            std::snprintf(buf, sizeof buf, none ? "-" : "%.2f", v);
-            for (const char* c = buf; *c; c++) hash = (hash ^ uint8_t(*c)) * 1099511628211ull;
-            ImVec2 ts = ImGui::CalcTextSize(buf);
-            dl->AddText(ImVec2(a.x + (cw - 2 - ts.x) * 0.5f, a.y + (ch - 2 - ts.y) * 0.5f),
-                        v > 0.6f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 230), buf);
-            if (hovered)
-                ImGui::SetTooltip("L%d H%d at step %d\nprevious %.3f  duplicate %.3f  induction %.3f\nfirst %.3f  current "
-                                  "%.3f  entropy %.2f nats\n%s\n(click to see its map)", l + 1, h + 1, snap.probe_step, hs.previous, hs.duplicate,
-                                  hs.induction, hs.first, hs.current, hs.entropy,
-                                  hs.label.empty() ? "(no clear role)" : ("reads as: " + hs.label).c_str());
-        }
-    }
-    ImGui::SetCursorScreenPos(ImVec2(p0.x, gy + L * ch + 2));
-    ImGui::Dummy(ImVec2(lw + NH * cw, 1));
-    // knocking heads out: a click toggles a head; the losses with them out, at the shown step
-    if (ImGui::Checkbox("knock out", &st.knock_mode) && !st.knock_mode && !st.knocked.empty()) {
-        st.knocked.clear();
-        tt.set_knockout(st.knocked);
-    }
-    layout.knock_checkbox = visible_rect();
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("While on, a click on a head knocks it out (its output replaced by 0) or puts it back, and "
-                          "the losses below say what that does at the shown step (docs/circuits.md)");
-    layout.knock_val_ablated = -1;
-    const Snapshot::Knockout& k = snap.knockout;
-    if (!st.knocked.empty()) {
-        if (!k.note.empty()) {
-            ImGui::TextDisabled("%s", k.note.c_str());
-        } else if (k.step != snap.probe_step || k.heads != st.knocked) {
-            ImGui::TextDisabled("computing...");
-        } else {
-            ImGui::TextWrapped("%s out: val loss %.4f -> %.4f (%+.4f), probe loss %.3f -> %.3f",
-                               head_list_text(k.heads).c_str(), k.val_intact, k.val_ablated, k.val_ablated - k.val_intact,
-                               k.probe_intact, k.probe_ablated);
-            if (ImGui::IsItemHovered()) {  // what each position predicts, intact and with the heads out
-                ImGui::BeginTooltip();
-                ImGui::Text("validation loss on fixed batches (the same at every step), and the probe's loss, intact "
-                            "and with these heads' output replaced by 0, at step %d", k.step);
-                ImGui::TextDisabled("pos char  loss intact -> out   likeliest next, intact -> out");
-                for (size_t t = 0; t < snap.att_chars.size() && t < k.top_intact.size() && t < k.top_ablated.size(); t++) {
-                    char loss[48] = "";
-                    if (t >= 1 && t - 1 < k.loss_intact.size() && t - 1 < k.loss_ablated.size())
-                        std::snprintf(loss, sizeof loss, "%.3f -> %.3f", k.loss_intact[t - 1], k.loss_ablated[t - 1]);
-                    ImGui::Text("%3zu  %-4s %-18s  '%s' -> '%s'", t, visible_char(snap.att_chars[t]).c_str(), loss,
-                                visible_char(k.top_intact[t]).c_str(), visible_char(k.top_ablated[t]).c_str());
-                }
-                ImGui::EndTooltip();
-            }
-            layout.knock_val_ablated = k.val_ablated;
-            if (!k.sample.empty()) {
-                ImGui::TextDisabled("sampled with them out (the Samples panel's seed and prompt):");
-                ImGui::TextWrapped("%s", k.sample.c_str());
-            }
-        }
-    }
-    ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
-    layout.heads_grid = ImVec4((p0.x + lw) * fb.x, gy * fb.y, NH * cw * fb.x, L * ch * fb.y);
-    layout.heads_hash = hash;
-    // the shown head's score at every recorded step, the shown one marked
-    const auto& steps = snap.probe_steps;
-    if (snap.head_lines.size() == steps.size() && steps.size() >= 2) {
-        std::vector<float> v;
-        int at = 0;
-        for (size_t k = 0; k < steps.size(); k++) {
-            v.push_back(float(score(snap.head_lines[k])));
-            if (steps[k] <= snap.probe_step) at = int(k);
-        }
-        char overlay[64];
-        std::snprintf(overlay, sizeof overlay, "L%d H%d %s %.2f", snap.att_layer + 1, snap.att_head + 1,
-                      k_scores[std::clamp(st.heads_by, 0, 4)], v[size_t(at)]);
-        ImGui::PlotLines("##head score", v.data(), int(v.size()), 0, overlay, 0.0f, 1.0f,
-                         ImVec2(ImGui::GetContentRegionAvail().x, 34));
-        ImVec2 mn = ImGui::GetItemRectMin(), mx = ImGui::GetItemRectMax();
-        float pad = ImGui::GetStyle().FramePadding.x;
-        float x = mn.x + pad + (mx.x - mn.x - 2 * pad) * float(at) / float(steps.size() - 1);
-        dl->AddLine(ImVec2(x, mn.y), ImVec2(x, mx.y), IM_COL32(235, 235, 245, 200), 1.5f);
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("L%d H%d's %s score at each recorded step, %d to %d (x: the snapshots in order)",
-                              snap.att_layer + 1, snap.att_head + 1, k_scores[std::clamp(st.heads_by, 0, 4)],
-                              steps.front(), steps.back());
-    }
-    if (snap.induction_rise_step >= 0)
-        ImGui::TextDisabled("the strongest induction score rose most at step %d (marked on the loss plot)",
-                            snap.induction_rise_step);
 }
 
 // What the map shows: the last training step's batch element, or the time-lapse's probe (Session::timelapse) at a

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "panel_attention_internal.h"  // the Attention panel's colours
 #include "panel_lab_internal.h"
 #include "panels.h"
 
@@ -14,20 +15,7 @@ namespace attn::lab_ui {
 namespace {
 
 const ImVec4 k_error_colour{1.0f, 0.45f, 0.4f, 1.0f};
-const ImU32 k_masked_colour = IM_COL32(78, 78, 86, 255);
 const ImU32 k_axis_colour = IM_COL32(140, 140, 150, 255);
-
-// Viridis at 9 stops, as the Attention panel draws weights: dark purple (0) to yellow (1).
-constexpr float k_viridis[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
-                                   {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
-
-ImU32 colormap(float t) {
-    t = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f) * 8.0f;
-    int i = std::min(int(t), 7);
-    float f = t - i;
-    auto mix = [&](int c) { return int(k_viridis[i][c] + f * (k_viridis[i + 1][c] - k_viridis[i][c]) + 0.5f); };
-    return IM_COL32(mix(0), mix(1), mix(2), 255);
-}
 
 }  // namespace
 
