@@ -237,7 +237,8 @@ sigint_twice() {  # sigint_twice GAP_S NAME: the two signals GAP_S apart; sets r
     env --default-signal=INT "$bin" --headless --quiet --data "$corpus" --preset gpt --n-layer 2 --batch-size 32 \
         --max-iters 1000 --eval-interval 1000 --eval-iters 1 --sample-chars 0 --save "$tmp/$2.safetensors" \
         >"$tmp/$2.txt" 2>"$tmp/$2.err" & ipid=$!
-    for ((i = 0; i < 600; i++)); do grep -q "^step 0:" "$tmp/$2.txt" && break; sleep 0.1; done
+    # after step 0's save (a signal during it stops the run before any step), the first step has begun
+    for ((i = 0; i < 600; i++)); do grep -q "^attnlab: saved step 0 " "$tmp/$2.txt" && break; sleep 0.1; done
     sleep 0.3; kill -INT $ipid; sleep "$1"
     if kill -INT $ipid 2>/dev/null; then second=1; else second=0; fi
     wait $ipid; rc=$?
