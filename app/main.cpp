@@ -10,6 +10,7 @@
 #include "io/files.h"
 #include "lab_cli.h"
 #include "nanogpt_cli.h"
+#include "tokenize_cli.h"
 #include "window_app.h"
 #include "vk/context.h"
 
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
     // `attnlab import nanogpt CKPT.pt -o RUN` / `attnlab export nanogpt RUN -o DIR`: nanoGPT's checkpoints in and out
     if (argc > 1 && (std::strcmp(argv[1], "import") == 0 || std::strcmp(argv[1], "export") == 0))
         return attn::run_nanogpt_command(argc - 1, argv + 1);
+    // `attnlab tokenize TOKENIZER TEXT`: the ids a tokenizer gives a text
+    if (argc > 1 && std::strcmp(argv[1], "tokenize") == 0) return attn::run_tokenize_command(argc - 1, argv + 1);
     attn::RunOptions o;
     int rc = attn::parse_cli(argc, argv, o);
     if (rc >= 0) return rc;

