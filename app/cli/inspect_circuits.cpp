@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <optional>
 
 #include "cli.h"
 #include "inspect_heads.h"
+#include "inspect_run.h"
 #include "train/ablation.h"
 #include "train/session.h"
 
@@ -16,40 +16,20 @@ namespace attn {
 
 namespace {
 
-// A checkpoint opened for computing: its corpus (--data, else the one it names, else the default), a device, and a
-// Session built from its weights with its own batch size (validation losses on whole batches).
-struct OpenRun {
-    Checkpoint ck;
-    std::optional<Dataset> data;
-    std::unique_ptr<Context> ctx;
-    std::unique_ptr<Session> session;
-};
-
+// The run opened with its own batch size (validation losses on whole batches).
 std::unique_ptr<OpenRun> open_run(const CircuitsRequest& r) {
-    auto o = std::make_unique<OpenRun>();
-    o->ck = load_checkpoint(r.file);
-    const Config& c = o->ck.config;
-    if (c.kind == ModelKind::Bigram) throw Error("the bigram model has no attention: there is no head to knock out");
-    o->data.emplace(Dataset::from_file(inspect_corpus_path(r.data, o->ck)));
-    check_resumable(o->ck, o->data->vocab(), nullptr);
-    ContextOptions co;
-    co.device_index = r.device;
-    co.quiet = true;
-    co.cpu_threads = Trainer::cpu_threads_for(c, o->data->vocab_size());
-    o->ctx = std::make_unique<Context>(co);
-    o->session = std::make_unique<Session>(*o->ctx, *o->data, c, 1, &o->ck);
+    Checkpoint ck = load_checkpoint(r.file);
+    if (ck.config.kind == ModelKind::Bigram)
+        throw Error("the bigram model has no attention: there is no head to knock out");
+    auto o = std::make_unique<OpenRun>(std::move(ck));
+    o->open_corpus(r.data);
+    o->start(r.device, o->ck.config.batch_size);
     return o;
 }
 
 // The step asked for (-1: the checkpoint's weights), checked against the time-lapse.
 int asked_step(const CircuitsRequest& r, const TimeLapse& tl) {
-    if (!r.has_step) return -1;
-    if (tl.empty()) throw Error(r.file + " holds no attention time-lapse: leave out --step to use its weights");
-    int first = tl.snapshots().front().step, last = tl.snapshots().back().step;
-    if (r.step < first || r.step > last)
-        throw Error("step " + std::to_string(r.step) + " is outside the time-lapse (steps " + std::to_string(first) +
-                    " to " + std::to_string(last) + "; --list shows them)");
-    return r.step;
+    return checked_step(r.file, tl, r.has_step, r.step, "use its weights") ? r.step : -1;
 }
 
 std::string glyph(const std::string& c) {

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "inspect_circuits.h"
 #include "inspect_heads.h"
+#include "inspect_run.h"
 #include "train/session.h"
 
 namespace attn {
@@ -135,7 +136,8 @@ void print_head(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>&
 }
 
 int inspect(const InspectOptions& o) {
-    Checkpoint ck = load_checkpoint(o.file);
+    OpenRun run(load_checkpoint(o.file));
+    const Checkpoint& ck = run.ck;
     const Config& c = ck.config;
     const TimeLapse& tl = ck.timelapse;
     int L = c.kind == ModelKind::Bigram ? 0 : c.n_layer, NH = c.kind == ModelKind::Bigram ? 0 : c.n_head;
@@ -156,13 +158,7 @@ int inspect(const InspectOptions& o) {
     std::string how, text;  // text: the probe's characters as typed (probe_chars)
     const ProbeSnapshot* recorded = nullptr;
     if (o.has_step) {
-        if (tl.empty())
-            throw Error(o.file + " holds no attention time-lapse: leave out --step to compute the probe at its weights");
-        int first = tl.snapshots().front().step, last = tl.snapshots().back().step;
-        if (o.step < first || o.step > last)
-            throw Error("step " + std::to_string(o.step) + " is outside the time-lapse (steps " + std::to_string(first) +
-                        " to " + std::to_string(last) + "; --list shows them)");
-        recorded = tl.nearest(o.step);
+        recorded = checked_step(o.file, tl, true, o.step, "compute the probe at its weights");
         bool other_text = o.has_probe && o.probe != tl.text();
         if ((other_text || o.sample > 0) && !tl.has_weights())  // (a probe's newline is said as \n: one line)
             throw Error(o.file + " was saved before the time-lapse kept its weights: only its probe \"" +
@@ -176,8 +172,7 @@ int inspect(const InspectOptions& o) {
         }
     }
     if (tokens.empty()) {  // computed on the training kernels: at a recorded step's weights, or at the checkpoint's
-        Dataset data = Dataset::from_file(inspect_corpus_path(o.data, ck));
-        check_resumable(ck, data.vocab(), nullptr);
+        const Dataset& data = run.open_corpus(o.data);
         std::string note;
         if (o.has_probe) {
             tokens = Session::probe_tokens(data, o.probe, c.block_size, &note, &text);
@@ -188,15 +183,7 @@ int inspect(const InspectOptions& o) {
             tokens = Session::probe_tokens(data, Session::default_probe(data, c.block_size), c.block_size, nullptr, &text);
         }
         if (!note.empty()) std::fprintf(stderr, "attnlab: %s\n", note.c_str());
-        ContextOptions co;
-        co.device_index = o.device;
-        co.quiet = true;
-        Config run = c;
-        run.batch_size = 1;  // one sequence: the training batch's buffers need not be made
-        co.cpu_threads = Trainer::cpu_threads_for(run, data.vocab_size());
-        Context ctx(co);
-        // built with the checkpoint's weights; every recorded step kept (nothing is recorded here)
-        Session session(ctx, data, run, 1, &ck);
+        Session& session = run.start(o.device, 1);  // one sequence: the training batch's buffers need not be made
         std::string sample;
         if (recorded) {
             snap = session.view_at(recorded->step, tokens, text);

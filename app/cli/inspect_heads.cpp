@@ -4,12 +4,11 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <vector>
 
 #include "cli.h"
+#include "inspect_run.h"
 #include "train/head_scores.h"
-#include "train/induction_corpus.h"
 #include "train/session.h"
 
 namespace attn {
@@ -20,17 +19,11 @@ constexpr double k_importance_flop = 2e11;  // --heads computes importance up to
 
 // The recorded step nearest r.step (null without --step), after checking the time-lapse can give it.
 const ProbeSnapshot* recorded_step(const HeadsRequest& r, const TimeLapse& tl) {
-    if (!r.has_step) return nullptr;
-    if (tl.empty())
-        throw Error(r.file + " holds no attention time-lapse: leave out --step to score the heads at its weights");
-    int first = tl.snapshots().front().step, last = tl.snapshots().back().step;
-    if (r.step < first || r.step > last)
-        throw Error("step " + std::to_string(r.step) + " is outside the time-lapse (steps " + std::to_string(first) +
-                    " to " + std::to_string(last) + "; --list shows them)");
-    if (!tl.has_weights())
+    const ProbeSnapshot* at = checked_step(r.file, tl, r.has_step, r.step, "score the heads at its weights");
+    if (at && !tl.has_weights())
         throw Error(r.file + " was saved before the time-lapse kept its weights: the induction probes cannot be "
                     "computed at a step (leave out --step to score the heads at the checkpoint's weights)");
-    return tl.nearest(r.step);
+    return at;
 }
 
 // A score with three decimals, or "-" where the text gave the head nowhere to look (no repeated character).
@@ -88,42 +81,29 @@ void print_table(const std::vector<HeadScores>& scores, int NH, const std::vecto
 
 }  // namespace
 
-std::string inspect_corpus_path(const std::string& data, const Checkpoint& ck) {
-    if (!data.empty()) return data;
-    std::error_code ec;
-    uint64_t seed = 0;
-    bool named = std::filesystem::is_regular_file(ck.corpus, ec) || parse_induction_corpus(ck.corpus, &seed);
-    return named ? ck.corpus : default_corpus_path();
-}
-
 int inspect_heads(const HeadsRequest& r) {
     if (r.other_view)
         throw Error("--heads prints every head's scores on its own: leave out --list, --layer, --head, --sample, "
                     "--ablate and --icl");
-    Checkpoint ck = load_checkpoint(r.file);
-    const Config& c = ck.config;
-    if (c.kind == ModelKind::Bigram)
+    Checkpoint loaded = load_checkpoint(r.file);
+    if (loaded.config.kind == ModelKind::Bigram)
         throw Error("the bigram model has no attention: there are no heads to score (--heads needs a transformer's "
                     "run)");
+    recorded_step(r, loaded.timelapse);  // its errors before the corpus is read
+    OpenRun run(std::move(loaded));
+    const Checkpoint& ck = run.ck;
+    const Config& c = ck.config;
     const TimeLapse& tl = ck.timelapse;
     const ProbeSnapshot* recorded = recorded_step(r, tl);
-    Dataset data = Dataset::from_file(inspect_corpus_path(r.data, ck));
-    check_resumable(ck, data.vocab(), nullptr);
+    const Dataset& data = run.open_corpus(r.data);
     std::vector<uint32_t> text = text_tokens(r, data, tl, c.block_size);
-
-    ContextOptions co;
-    co.device_index = r.device;
-    co.quiet = true;
-    Config run = c;
     // importance takes a forward pass of the fixed validation batches for every head: computed where that is quick
     const int batches = std::clamp(c.eval_iters, 1, 20);
     const double flop = 2.0 * double(make_layout(c, data.vocab_size()).flat) * c.batch_size * c.block_size * batches *
                         (c.n_layer * c.n_head + 1);
     const bool with_importance = flop <= k_importance_flop;
-    if (!with_importance) run.batch_size = 1;  // one sequence at a time: the training batch's buffers need not be made
-    co.cpu_threads = Trainer::cpu_threads_for(run, data.vocab_size());
-    Context ctx(co);
-    Session session(ctx, data, run, 1, &ck);  // the checkpoint's weights; every recorded step kept
+    // one sequence at a time without importance: the training batch's buffers need not be made
+    Session& session = run.start(r.device, with_importance ? c.batch_size : 1);
     AttentionOf attention_of = [&](const std::vector<uint32_t>& tokens) {
         return recorded ? session.view_at(recorded->step, tokens) : session.trainer().probe(tokens);
     };

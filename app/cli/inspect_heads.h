@@ -16,10 +16,6 @@ struct HeadsRequest {
     bool other_view = false;  // --list, --layer, --head or --sample: other tables, refused beside --heads
 };
 
-// The corpus a checkpoint's views are computed on: `data` (--data) when given, else the checkpoint's own (a file that
-// is there, or the generated induction corpus it names), else the default corpus.
-std::string inspect_corpus_path(const std::string& data, const Checkpoint& ck);
-
 // Prints the table; returns 0. Throws attn::Error (one line) for a model without attention, a step outside the
 // time-lapse, or a time-lapse saved without its weights (the induction probes are computed from them).
 int inspect_heads(const HeadsRequest& r);
