@@ -2,7 +2,8 @@
 # A probe typed after a live run (Xvfb + openbox + xdotool): the window trains single-head to its end, then a new probe
 # typed into the Attention panel gets its views at every recorded step from the weights recorded there: at step 0 its
 # last row is near uniform, at the end peaked (the screenshot's cells), and the Samples panel's text at step 0 differs
-# from the one at the end. Where things are and which step is shown come from F12's layout sidecar.
+# from the one at the end; the Heads view's scores differ between the two steps, knocking the head out gives a
+# validation loss, and coloured by importance the trained head matters. Where things are and which step is shown come from F12's layout sidecar.
 # Usage: app_timelapse_live_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -56,6 +57,20 @@ window_session 300 "convert" '
     kv=$(layout_field knock_val 1)
     awk -v v="$kv" "BEGIN { exit !(v > 1) }" || fail "knocking the head out shows no validation loss (knock_val $kv)"
     echo "L1 H1 knocked out at step 0: val loss $kv"
+    # colour by importance: the head knocked out alone at the shown step; at the end it matters
+    click_on heads_by_combo
+    for ((try = 0; try < 10; try++)); do new_layout; [ "$(layout_field heads_importance_item 3)" -gt 0 ] && break; done
+    click_on heads_importance_item
+    for ((try = 0; try < 30; try++)); do new_layout; [ "$(layout_field importance_step 1)" = 0 ] && break; sleep 0.2; done
+    [ "$(layout_field heads_by 1)" = 6 ] || fail "colour by: importance was not chosen (layout: $(grep heads_by layout))"
+    [ "$(layout_field importance_step 1)" = 0 ] || fail "no importance shown at step 0 (layout: $(grep importance layout))"
+    read -r x y w h <<<"$(layout_field timeline 1) $(layout_field timeline 2) $(layout_field timeline 3) $(layout_field timeline 4)"
+    xdotool mousemove --window "$wid" $((x + w - 3)) $((y + h / 2)) click 1
+    for ((try = 0; try < 30; try++)); do new_layout; [ "$(layout_field importance_step 1)" = 1000 ] && break; sleep 0.2; done
+    [ "$(layout_field importance_step 1)" = 1000 ] || fail "no importance shown at step 1000 (layout: $(grep importance layout))"
+    imp=$(layout_field importance_step 2)
+    awk -v v="$imp" "BEGIN { exit !(v > 0.05) }" || fail "the trained head'"'"'s importance should be well above 0 (got $imp)"
+    echo "L1 H1 importance at step 1000: +$imp"
     close_window
     n=$(grep -c "\[validation\]" app.out); [ "$n" -eq 0 ] || fail "$n validation message(s)"
     echo PASS

@@ -31,6 +31,11 @@ struct PanelLayout {
     ImVec4 heads_header{};                    // the Heads view's header (opens and closes it)
     ImVec4 heads_grid{};                      // the Heads view's layer x head grid (w 0: closed)
     uint64_t heads_hash = 0;                  // FNV-1a of its cells' numbers as shown (tests tell two steps apart)
+    ImVec4 heads_by_combo{};                  // its "colour by" choice
+    ImVec4 heads_importance_item{};           // ... the "importance" item while that list is open (w 0: closed)
+    int heads_by = -1;                        // the score it is coloured by (index into k_head_scores)
+    int importance_step = -1;                 // the step whose importance the grid shows (-1: none)
+    double importance_first = 0;              // ... L1 H1's there
     ImVec4 knock_checkbox{};                  // the Heads view's "knock out" switch
     double knock_val_ablated = -1;            // the validation loss with the knocked-out heads (-1: none shown)
     bool legend_clipped = false;              // ... cut off by the panel's edge this frame
@@ -136,7 +141,8 @@ struct AttentionState {
     bool probe_edited = false;
     std::vector<std::string> recent_probes;  // the last probes shown, newest first (at most k_recent_probes)
     bool heads_open = false;  // the Heads view (probe mode): every head's scores
-    int heads_by = 0;         // the score its grid is coloured by: induction, previous, duplicate, first, current
+    int heads_by = 0;         // the score its grid is coloured by: induction, previous, duplicate, first, current,
+                              // entropy, importance
     bool knock_mode = false;      // a click on a head knocks it out (or back in) instead of opening its map
     std::vector<HeadId> knocked;  // the heads knocked out
     static constexpr size_t k_recent_probes = 6;

@@ -143,6 +143,12 @@ void TrainingThread::set_knockout(const std::vector<HeadId>& heads) {
         p.reslice = true;
     });
 }
+void TrainingThread::set_head_importance(bool on) {
+    post([&](Pending& p) {
+        if (p.importance != on) p.reslice = true;
+        p.importance = on;
+    });
+}
 void TrainingThread::set_heads_view(bool on) {
     post([&](Pending& p) {
         if (p.heads_view != on) p.reslice = true;

@@ -100,6 +100,11 @@ struct Snapshot {
     std::vector<HeadScores> head_scores;
     std::vector<HeadScores> head_lines;
     int induction_rise_step = -1;  // the recorded step where the strongest induction score rose most (-1: none)
+    // head importance (set_head_importance) at importance_step: the validation loss's increase with each head alone
+    // knocked out (zero ablation), (L * NH,); importance_note: why none was computed (a big model), or ""
+    std::vector<double> head_importance;
+    int importance_step = -1;
+    std::string importance_note;
     // heads knocked out in the Heads view (set_knockout), zero ablation at probe_step (Session::ablate): the
     // validation loss on fixed batches and the probe's loss, intact and ablated (step -1: none computed yet)
     struct Knockout {
@@ -196,6 +201,8 @@ public:
     void set_heads_view(bool on);
     // Heads knocked out (zero ablation) in the Heads view: their effect at the shown step, computed while it is on
     void set_knockout(const std::vector<HeadId>& heads);
+    // Head importance in the Heads view (Session::head_importance at the shown step), computed while on
+    void set_head_importance(bool on);
     // The Attention panel's source: the training batch (false), or the time-lapse's probe at the recorded step
     // nearest `step` (-1: the latest, following training).
     void set_attention_probe(bool on, int step = -1);
@@ -228,7 +235,7 @@ private:
         double max_steps_per_s = 0;  // slow motion; 0: full speed
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
-        bool heads_view = false;
+        bool heads_view = false, importance = false;
         std::vector<HeadId> knockout;
         int frame_rate = 30;
         Config restart_cfg, live_cfg;
@@ -299,6 +306,8 @@ private:
     std::string m_lines_key;  // what head_lines were computed for
     std::vector<HeadId> m_knockout;
     std::string m_knockout_key;  // what m_snap.knockout was computed for
+    bool m_importance = false;
+    std::string m_importance_key;  // what m_snap.head_importance was computed for
     std::vector<HeadScores> m_lines;
     int m_rise_step = -1;
     bool m_att_probe = false;    // the probe view

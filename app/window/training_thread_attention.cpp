@@ -153,6 +153,25 @@ void TrainingThread::slice_attention() {
         m_knockout_key.clear();
         knock_changed = true;
     }
+    // head importance at the shown step: one pass of the fixed validation batches a head, for models where that is quick
+    std::vector<double> importance;
+    int importance_step = -1;
+    std::string importance_note;
+    bool importance_changed = false;
+    if (shot && m_heads_view && tl.has_weights() && m_importance && L > 0) {
+        std::string key = std::to_string(shot->step) + "," + std::to_string(tl.snapshots().size());
+        if (key != m_importance_key) {
+            m_importance_key = key;
+            importance_changed = true;
+            if (m_run->trainer().num_params() > k_head_lines_params)
+                importance_note = "this model is too big to score importance here: attnlab inspect --heads does it";
+            else
+                importance = m_run->head_importance(shot->step, AblationMode::Zero, &importance_step);
+        }
+    } else if (!m_importance_key.empty()) {
+        m_importance_key.clear();
+        importance_changed = true;
+    }
     // scrubbed to a recorded step: a sample from that step's weights, with one seed at every step
     SampleEntry scrubbed{-1};
     bool scrubbed_changed = false;
@@ -200,6 +219,11 @@ void TrainingThread::slice_attention() {
     m_snap.att_all = std::move(all);
     m_snap.head_scores = std::move(scores);
     if (knock_changed) m_snap.knockout = std::move(knock);
+    if (importance_changed) {
+        m_snap.head_importance = std::move(importance);
+        m_snap.importance_step = importance_step;
+        m_snap.importance_note = std::move(importance_note);
+    }
     m_snap.knockout.heads = m_knockout;
     m_snap.head_lines = shot && m_heads_view ? m_lines : std::vector<HeadScores>{};
     m_snap.induction_rise_step = shot && m_heads_view ? m_rise_step : -1;

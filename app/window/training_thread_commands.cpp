@@ -61,6 +61,7 @@ void TrainingThread::run() {
             m_att_all = m_pending.att_all;
             m_heads_view = m_pending.heads_view;
             m_knockout = m_pending.knockout;
+            m_importance = m_pending.importance;
             m_att_period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / p.frame_rate));
             m_snap.running = m_pending.running;
         }

@@ -63,6 +63,10 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     rect("heads_header", l.heads_header);
     rect("heads_grid", l.heads_grid);
     f << "heads_hash " << l.heads_hash << '\n';
+    rect("heads_by_combo", l.heads_by_combo);
+    rect("heads_importance_item", l.heads_importance_item);
+    f << "heads_by " << l.heads_by << '\n';
+    f << "importance_step " << l.importance_step << ' ' << l.importance_first << '\n';
     rect("knock_checkbox", l.knock_checkbox);
     f << "knock_val " << l.knock_val_ablated << '\n';
     f << "legend_clipped " << (l.legend_clipped ? 1 : 0) << '\n';
