@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader, the
-# nanoGPT checkpoint import and the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself (CI: 20 s each).
+# nanoGPT checkpoint import and the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself (CI: 15 s each).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
 # regression test (a case in tests/test_dataset.cpp, test_checkpoint.cpp, test_torch_pickle.cpp, test_nanogpt_io.cpp
 # or test_bpe.cpp feeding those bytes). Exits non-zero on a crash.
