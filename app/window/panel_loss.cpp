@@ -3,6 +3,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@ static const ImU32 k_bg_colour = IM_COL32(22, 22, 28, 255);
 static const ImU32 k_ref_faint = IM_COL32(200, 200, 120, 70);
 static const ImU32 k_cursor_colour = IM_COL32(235, 235, 245, 200);  // the time-lapse's scrubbed step
 static const ImU32 k_induction_colour = IM_COL32(255, 150, 60, 220);  // where an induction head formed
+static const ImU32 k_icl_colour = IM_COL32(120, 220, 160, 230);       // the in-context learning score
 static const ImU32 k_spike_colour = IM_COL32(255, 90, 90, 220);    // a per-step loss above the y axis
 // Ghost runs cycle through these: none close to the train blue, the val orange, the reference yellow or the spike red.
 static const ImU32 k_ghost_colours[] = {IM_COL32(120, 220, 140, 255), IM_COL32(235, 110, 200, 255),
@@ -150,6 +152,18 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Every preset's val loss from the lecture (the nanogpt presets': nanoGPT's README), faint; "
                           "the current one bold");
+    same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "in-context"));
+    st.icl_toggled = ImGui::Checkbox("in-context", &st.icl);
+    layout.icl_checkbox = visible_rect();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The in-context learning score at every recorded step (its own scale, lower part of the "
+                          "plot): the validation loss early in the block (around T/10) minus late (the last tenth); "
+                          "it jumps when an induction head forms. Hover the plot for the loss by position "
+                          "(docs/circuits.md)");
+    if (st.icl && !snap.icl_note.empty()) {
+        same_line_if_fits(ImGui::CalcTextSize(snap.icl_note.c_str()).x);
+        ImGui::TextDisabled("%s", snap.icl_note.c_str());
+    }
     legend_item(k_train_colour, "train estimate", 16);
     legend_item(k_val_colour, "val estimate");
     legend_item(IM_COL32(170, 170, 185, 200), "per step");
@@ -369,11 +383,37 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
 
     // where the strongest induction head formed (the Heads view: its score's largest rise between recorded steps),
     // a dashed orange line
+    layout.induction_rise = snap.induction_rise_step;
     if (int is = snap.induction_rise_step; is >= 0 && is >= x0 && is <= x1) {
         float x = std::max(px(is), a.x + 2.0f);
         for (float y = a.y; y < b.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, b.y)), k_induction_colour, 1.5f);
         float w = ImGui::CalcTextSize("induction").x;
         dl->AddText(ImVec2(std::min(x + 3, b.x - w - 2), b.y - 18), k_induction_colour, "induction");
+    }
+    // in-context learning: its score at each recorded step, on its own scale in the plot's lower part
+    layout.icl_points = 0;
+    const bool icl_shown = st.icl && !snap.icl_scores.empty() && snap.icl_steps.size() == snap.icl_scores.size();
+    if (icl_shown) {
+        double lo_s = 0, hi_s = 1e-6;
+        for (double v : snap.icl_scores) lo_s = std::min(lo_s, v), hi_s = std::max(hi_s, v);
+        const float y0 = b.y - 4, y1 = a.y + (b.y - a.y) * 0.5f;
+        auto py = [&](double v) { return y0 + (y1 - y0) * float((v - lo_s) / (hi_s - lo_s)); };
+        ImVec2 prev;
+        for (size_t i = 0; i < snap.icl_steps.size(); i++) {
+            if (snap.icl_steps[i] < x0 || snap.icl_steps[i] > x1) continue;
+            ImVec2 p(std::max(px(snap.icl_steps[i]), a.x + 2.0f), py(snap.icl_scores[i]));
+            if (layout.icl_points > 0) dl->AddLine(prev, p, k_icl_colour, 1.5f);
+            dl->AddCircleFilled(p, 2.5f, k_icl_colour);
+            prev = p;
+            layout.icl_points++;
+            layout.icl_last = snap.icl_scores[i];
+        }
+        if (layout.icl_points > 0) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "ICL %+.2f", layout.icl_last);
+            float w = ImGui::CalcTextSize(buf).x;
+            dl->AddText(ImVec2(std::min(prev.x + 4, b.x - w - 2), std::max(prev.y - 16, a.y)), k_icl_colour, buf);
+        }
     }
     // the time-lapse's scrubbed step (Attention panel, probe view): a vertical cursor
     layout.loss_cursor_x = -1;
@@ -416,6 +456,17 @@ void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout) {
                 if (!gb || std::abs(e.step - s) < std::abs(gb->step - s)) gb = &e;
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ghost_colour(g.id, 255)), "%s @%d: val %.4f", g.name.c_str(),
                                gb->step, gb->val);
+        }
+        if (icl_shown && snap.icl_curves.size() == snap.icl_steps.size()) {
+            size_t k = 0;
+            for (size_t i = 0; i < snap.icl_steps.size(); i++)
+                if (std::abs(snap.icl_steps[i] - s) < std::abs(snap.icl_steps[k] - s)) k = i;
+            const std::vector<float>& c = snap.icl_curves[k];
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k_icl_colour), "in-context score at step %d: %+.3f",
+                               snap.icl_steps[k], snap.icl_scores[k]);
+            char overlay[64];
+            std::snprintf(overlay, sizeof overlay, "loss by position, 0 to %zu", c.size() - 1);
+            ImGui::PlotLines("##by position", c.data(), int(c.size()), 0, overlay, FLT_MAX, FLT_MAX, ImVec2(260, 70));
         }
         ImGui::TextDisabled("click: the attention time-lapse at the recorded step nearest here");
         ImGui::TextDisabled("wheel: zoom on steps, drag: move, double-click: every step");

@@ -45,6 +45,10 @@ struct PanelLayout {
     std::vector<std::string> controls_hidden; // ... of those, the ones not wholly in view
     float controls_scroll_max = 0;            // how far Controls' sections can scroll (0: they fit)
     float loss_cursor_x = -1;                 // the loss plot's cursor at the scrubbed step (-1: none)
+    ImVec4 icl_checkbox{};                    // the loss plot's "in-context" switch
+    int icl_points = 0;                       // ... the ICL score's points drawn, and the last one's value
+    int induction_rise = -1;                  // the step the loss plot marks as the induction head's (-1: none)
+    double icl_last = 0;
     int samples_step = -1;                    // the step of the sample shown in Samples (-1: none)
     uint64_t samples_hash = 0;                // FNV-1a of its text (tests tell two samples apart by it)
     float loss_y_lo = 0, loss_y_hi = 0;       // the loss plot's y axis
@@ -117,6 +121,8 @@ struct LossState {
     double view_lo = 0, view_hi = 0;  // the steps in view (both 0: all); the wheel zooms, a drag moves
     bool dragged = false;             // the press under way moved the view (so it is no click)
     int clicked_step = -1;  // out: the step under a click on the plot this frame (-1: none)
+    bool icl = false;          // the in-context learning score over the recorded steps (TrainingThread::set_icl)
+    bool icl_toggled = false;  // out: icl changed this frame
 };
 void draw_loss(LossState& st, const Snapshot& snap, PanelLayout& layout);
 // Writes step,train_loss,eval_train,eval_val; returns an error message or "".

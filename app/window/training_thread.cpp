@@ -149,6 +149,12 @@ void TrainingThread::set_head_importance(bool on) {
         p.importance = on;
     });
 }
+void TrainingThread::set_icl(bool on) {
+    post([&](Pending& p) {
+        if (p.icl != on) p.reslice = true;
+        p.icl = on;
+    });
+}
 void TrainingThread::set_heads_view(bool on) {
     post([&](Pending& p) {
         if (p.heads_view != on) p.reslice = true;
@@ -289,6 +295,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
     drop_run();
     auto t_build = Clock::now();
     m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas);
+    m_icl_key.clear();  // another run: its curves are computed anew
     m_run->set_fault(m_fault);  // --inject-fault: once, until it fires (a rebuilt model keeps what is left of it)
     m_run->set_events(this);
     m_run->set_history_budget(m_history_bytes);

@@ -105,6 +105,13 @@ struct Snapshot {
     std::vector<double> head_importance;
     int importance_step = -1;
     std::string importance_note;
+    // in-context learning (set_icl), at every recorded step so far: the validation loss at each position of the
+    // block on fixed batches (icl_curves, (steps, T)) and its ICL score (train/ablation.h icl_score); icl_note: why
+    // none is computed (no recorded weights, a big model), or ""
+    std::vector<int> icl_steps;
+    std::vector<double> icl_scores;
+    std::vector<std::vector<float>> icl_curves;
+    std::string icl_note;
     // heads knocked out in the Heads view (set_knockout), zero ablation at probe_step (Session::ablate): the
     // validation loss on fixed batches and the probe's loss, intact and ablated (step -1: none computed yet)
     struct Knockout {
@@ -203,6 +210,8 @@ public:
     void set_knockout(const std::vector<HeadId>& heads);
     // Head importance in the Heads view (Session::head_importance at the shown step), computed while on
     void set_head_importance(bool on);
+    // In-context learning on the loss plot (Session::loss_by_position_at at every recorded step), computed while on
+    void set_icl(bool on);
     // The Attention panel's source: the training batch (false), or the time-lapse's probe at the recorded step
     // nearest `step` (-1: the latest, following training).
     void set_attention_probe(bool on, int step = -1);
@@ -235,7 +244,7 @@ private:
         double max_steps_per_s = 0;  // slow motion; 0: full speed
         std::string autosave_path;
         bool att_all = false, profiling = true, profiling_changed = true;
-        bool heads_view = false, importance = false;
+        bool heads_view = false, importance = false, icl = false;
         std::vector<HeadId> knockout;
         int frame_rate = 30;
         Config restart_cfg, live_cfg;
@@ -307,6 +316,8 @@ private:
     std::vector<HeadId> m_knockout;
     std::string m_knockout_key;  // what m_snap.knockout was computed for
     bool m_importance = false;
+    bool m_icl = false;
+    std::string m_icl_key;  // the recorded steps the snapshot's ICL curves are of ("": none published)
     std::string m_importance_key;  // what m_snap.head_importance was computed for
     std::vector<HeadScores> m_lines;
     int m_rise_step = -1;

@@ -172,6 +172,34 @@ void TrainingThread::slice_attention() {
         m_importance_key.clear();
         importance_changed = true;
     }
+    // in-context learning: the loss by position at every recorded step (cached per step by the Session)
+    std::vector<int> icl_steps;
+    std::vector<double> icl_scores;
+    std::vector<std::vector<float>> icl_curves;
+    std::string icl_note;
+    bool icl_changed = false;
+    if (m_icl) {
+        if (!tl.has_weights() || tl.empty())
+            icl_note = "no recorded weights: the in-context score needs the time-lapse";
+        else if (m_run->trainer().num_params() > k_head_lines_params)
+            icl_note = "this model is too big to score in-context learning here: attnlab inspect --icl does it";
+        std::string key = icl_note;
+        for (const auto& sn : tl.snapshots()) key += "," + std::to_string(sn.step);
+        if (key != m_icl_key) {
+            m_icl_key = key;
+            icl_changed = true;
+            if (icl_note.empty())
+                for (const auto& sn : tl.snapshots()) {
+                    const std::vector<double>& v = m_run->loss_by_position_at(sn.step);
+                    icl_steps.push_back(sn.step);
+                    icl_scores.push_back(icl_score(v));
+                    icl_curves.emplace_back(v.begin(), v.end());
+                }
+        }
+    } else if (!m_icl_key.empty()) {
+        m_icl_key.clear();
+        icl_changed = true;
+    }
     // scrubbed to a recorded step: a sample from that step's weights, with one seed at every step
     SampleEntry scrubbed{-1};
     bool scrubbed_changed = false;
@@ -219,6 +247,12 @@ void TrainingThread::slice_attention() {
     m_snap.att_all = std::move(all);
     m_snap.head_scores = std::move(scores);
     if (knock_changed) m_snap.knockout = std::move(knock);
+    if (icl_changed) {
+        m_snap.icl_steps = std::move(icl_steps);
+        m_snap.icl_scores = std::move(icl_scores);
+        m_snap.icl_curves = std::move(icl_curves);
+        m_snap.icl_note = std::move(icl_note);
+    }
     if (importance_changed) {
         m_snap.head_importance = std::move(importance);
         m_snap.importance_step = importance_step;

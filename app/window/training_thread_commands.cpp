@@ -62,6 +62,7 @@ void TrainingThread::run() {
             m_heads_view = m_pending.heads_view;
             m_knockout = m_pending.knockout;
             m_importance = m_pending.importance;
+            m_icl = m_pending.icl;
             m_att_period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / p.frame_rate));
             m_snap.running = m_pending.running;
         }

@@ -138,6 +138,7 @@ bool draw_panels(Panels& p, const Snapshot& snap, TrainingThread& tt) {
     p.loss.cursor_step = scrubbed;
     p.samples.at_step = scrubbed;
     draw_loss(p.loss, snap, p.layout);
+    if (p.loss.icl_toggled) tt.set_icl(p.loss.icl);
     if (p.loss.clicked_step >= 0 && snap.cfg.kind != ModelKind::Bigram) {
         p.attention.probe = true;
         p.attention.jump_to = p.loss.clicked_step;

@@ -77,6 +77,9 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     f << "controls_scroll " << std::lround(l.controls_scroll_max) << '\n';
     f << "probe_step " << l.probe_step << '\n';
     f << "loss_cursor " << std::lround(l.loss_cursor_x) << '\n';
+    rect("icl_checkbox", l.icl_checkbox);
+    f << "icl " << l.icl_points << ' ' << l.icl_last << '\n';
+    f << "induction_rise " << l.induction_rise << '\n';
     f << "samples_shown " << l.samples_step << ' ' << l.samples_hash << '\n';
     f << "loss_y " << l.loss_y_lo << ' ' << l.loss_y_hi << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);

@@ -54,6 +54,7 @@ std::string Session::adopt(const Checkpoint& ck, bool whole) {
     if (ck.timelapse.empty()) {  // saved before time-lapses, or imported (a nanoGPT ckpt.pt): its own weights
         m_timelapse.clear();
         m_head_scores.clear();
+        m_loss_by_position.clear();
         if (m_recording) record_probe();
         return "the checkpoint holds no attention time-lapse (saved before they were recorded, or imported): it holds "
                "one step, the checkpoint's own weights at step " + std::to_string(step_count()) + ", and records on";
@@ -61,6 +62,7 @@ std::string Session::adopt(const Checkpoint& ck, bool whole) {
     size_t budget = whole ? std::max(m_timelapse.budget(), ck.timelapse.bytes()) : m_timelapse.budget();
     m_timelapse = ck.timelapse;
     m_head_scores.clear();
+    m_loss_by_position.clear();
     m_timelapse.set_budget(budget);
     return "";
 }
@@ -320,6 +322,18 @@ std::vector<std::vector<double>> Session::loss_by_position(const std::function<v
     return out;
 }
 
+const std::vector<double>& Session::loss_by_position_at(int step, int* step_used) {
+    if (!m_timelapse.has_weights()) throw Error("the time-lapse holds no recorded weights (an older checkpoint): its loss by position cannot be computed");
+    size_t i = recorded_index(step);
+    int at = m_timelapse.snapshots()[i].step;
+    if (step_used) *step_used = at;
+    auto it = m_loss_by_position.find(at);
+    if (it != m_loss_by_position.end()) return it->second;
+    std::vector<double> v;
+    with_recorded_weights([&](size_t) { v = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, true, false).by_position; }, i);
+    return m_loss_by_position[at] = std::move(v);
+}
+
 SessionSample Session::sample_at(int step, const std::string& prompt, int n_chars, uint64_t seed) {
     size_t i = recorded_index(step);
     using clock = std::chrono::steady_clock;
@@ -500,6 +514,7 @@ void Session::revert_to_good() {
     m_history = m_good.history;
     m_timelapse.truncate_after(m_good.state.step);
     m_head_scores.clear();
+    m_loss_by_position.clear();
     m_diverged = false;
     update_metrics();
 }

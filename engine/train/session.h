@@ -177,6 +177,9 @@ public:
     const std::vector<HeadScores>& head_scores_at(int step, int* step_used = nullptr);
     // The validation loss at each position of the block (T,) at every recorded step (one row per snapshot, in order).
     std::vector<std::vector<double>> loss_by_position(const std::function<void(int done, int total)>& progress = {});
+    // The same at one recorded step, the nearest `step` (cached per step until the recorded steps change);
+    // *step_used: the step.
+    const std::vector<double>& loss_by_position_at(int step, int* step_used = nullptr);
     // The time-lapse's memory budget; 0: nothing is recorded while training (record_probe still records).
     void set_history_budget(size_t bytes) {
         m_recording = bytes > 0;
@@ -202,6 +205,7 @@ private:
     ProbeSnapshot probe_now(const std::vector<uint32_t>& tokens, const std::string& text);
     std::string m_resume_note;
     std::map<int, std::vector<HeadScores>> m_head_scores;  // head_scores_at's, by recorded step
+    std::map<int, std::vector<double>> m_loss_by_position;   // loss_by_position_at's, by recorded step
     // Runs each(i) with snapshot i's weights in the trainer, for every recorded step (or only `only`), then puts the
     // live weights back (also when each throws).
     void with_recorded_weights(const std::function<void(size_t)>& each, size_t only = size_t(-1));
