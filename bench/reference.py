@@ -273,151 +273,10 @@ class LanguageModel(nn.Module):
         put(self.lm_head.weight, tensors["lm_head.weight"]); put(self.lm_head.bias, tensors["lm_head.bias"])
 
 
-# ----------------------------------------------------------------------------------------------------------
-# nanoGPT's GPT, from the description of its model.py: pre-LayerNorm blocks, one fused c_attn (rows q, k, v), c_proj,
-# MLP c_fc -> exact GELU -> c_proj, ln_f, lm_head tied to wte, every bias present or absent together (`bias`).
-# Its state_dict names are nanoGPT's (and Attention Lab's Config::nanogpt layout).
+# nanoGPT's GPT (NanoGPT, nanogpt_lr, load_nanogpt_checkpoint): bench/reference_nanogpt.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_nanogpt import NanoGPT, load_nanogpt_checkpoint, nanogpt_lr  # noqa: E402,F401
 
-class NanoLayerNorm(nn.Module):
-    def __init__(self, ndim, bias):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(ndim))
-        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
-
-    def forward(self, x):
-        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
-
-
-class NanoAttention(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        C = c["n_embd"]
-        self.n_head = c["n_head"]
-        self.c_attn = nn.Linear(C, 3 * C, bias=c["bias"])
-        self.c_proj = nn.Linear(C, C, bias=c["bias"])
-        self.attn_dropout = nn.Dropout(c["dropout"])
-        self.resid_dropout = nn.Dropout(c["dropout"])
-        self.causal = True
-        # as model.py: without flash attention (PyTorch < 2.0) the causal mask is a buffer, "attn.bias" in the state
-        # dict, which its strict load_state_dict then wants; c["flash"] picks either path on any PyTorch
-        self.flash = c.get("flash")
-        if self.flash is None:
-            self.flash = hasattr(F, "scaled_dot_product_attention")
-        if not self.flash:
-            T = c["block_size"]
-            self.register_buffer("bias", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
-        if self.flash:
-            mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
-        else:
-            mask = self.bias[:, :, :T, :T] != 0
-        att = att.masked_fill(~mask, float("-inf"))
-        att = self.attn_dropout(F.softmax(att, dim=-1))
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-        return self.resid_dropout(self.c_proj(y))
-
-
-class NanoMLP(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        C = c["n_embd"]
-        self.c_fc = nn.Linear(C, 4 * C, bias=c["bias"])
-        self.gelu = nn.GELU()  # exact (erf), as nanoGPT
-        self.c_proj = nn.Linear(4 * C, C, bias=c["bias"])
-        self.dropout = nn.Dropout(c["dropout"])
-
-    def forward(self, x):
-        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
-
-
-class NanoBlock(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.ln_1 = NanoLayerNorm(c["n_embd"], c["bias"])
-        self.attn = NanoAttention(c)
-        self.ln_2 = NanoLayerNorm(c["n_embd"], c["bias"])
-        self.mlp = NanoMLP(c)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-
-class NanoGPT(nn.Module):
-    def __init__(self, c, vocab_size):
-        super().__init__()
-        self.c = c
-        C = c["n_embd"]
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(vocab_size, C), wpe=nn.Embedding(c["block_size"], C), drop=nn.Dropout(c["dropout"]),
-            h=nn.ModuleList([NanoBlock(c) for _ in range(c["n_layer"])]), ln_f=NanoLayerNorm(C, c["bias"])))
-        self.lm_head = nn.Linear(C, vocab_size, bias=False)
-        self.transformer.wte.weight = self.lm_head.weight  # tied
-        for mod in self.modules():
-            if isinstance(mod, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(mod.weight, mean=0.0, std=0.02)
-                if isinstance(mod, nn.Linear) and mod.bias is not None:
-                    nn.init.zeros_(mod.bias)
-        for pn, p in self.named_parameters():  # the residual projections, scaled by depth
-            if pn.endswith("c_proj.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c["n_layer"]))
-
-    def forward(self, idx, targets=None):
-        B, T = idx.shape
-        pos = torch.arange(T, dtype=torch.long, device=idx.device)
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
-        for block in self.transformer.h:
-            x = block(x)
-        logits = self.lm_head(self.transformer.ln_f(x))
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1), ignore_index=-1)
-        return logits, loss
-
-    def configure_optimizers(self, weight_decay, lr, betas):
-        """AdamW with weight decay on the 2-D tensors only (matmul weights, embeddings), as nanoGPT's"""
-        params = {pn: p for pn, p in self.named_parameters() if p.requires_grad}
-        groups = [{"params": [p for p in params.values() if p.dim() >= 2], "weight_decay": weight_decay},
-                  {"params": [p for p in params.values() if p.dim() < 2], "weight_decay": 0.0}]
-        return torch.optim.AdamW(groups, lr=lr, betas=betas)
-
-
-def nanogpt_lr(c, it):
-    """nanoGPT's get_lr: linear warm-up, cosine decay to min_lr, then min_lr"""
-    if c["warmup_iters"] <= 0 and c["lr_decay_iters"] <= 0:
-        return c["lr"]
-    if it < c["warmup_iters"]:
-        return c["lr"] * (it + 1) / (c["warmup_iters"] + 1)
-    if c["lr_decay_iters"] <= 0:
-        return c["lr"]
-    if it > c["lr_decay_iters"]:
-        return c["min_lr"]
-    ratio = (it - c["warmup_iters"]) / max(1, c["lr_decay_iters"] - c["warmup_iters"])
-    return c["min_lr"] + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (c["lr"] - c["min_lr"])
-
-
-def load_nanogpt_checkpoint(path, device="cpu", flash=None):
-    """(model, checkpoint) as nanoGPT's train.py --init_from=resume loads them: model_args, the state dict with
-    torch.compile's prefix stripped (strict), and an optimizer from configure_optimizers with the saved state.
-    flash: model.py's attention path (None: what this PyTorch has; False wants the attn.bias buffers)"""
-    ckpt = torch.load(path, map_location=device)
-    a = ckpt["model_args"]
-    c = dict(DEFAULTS)
-    c.update(nanogpt=True, n_layer=a["n_layer"], n_head=a["n_head"], n_embd=a["n_embd"], block_size=a["block_size"],
-             bias=a["bias"], dropout=a["dropout"], flash=flash)
-    model = NanoGPT(c, a["vocab_size"])
-    sd = {k[len("_orig_mod."):] if k.startswith("_orig_mod.") else k: v for k, v in ckpt["model"].items()}
-    model.load_state_dict(sd)
-    return model, ckpt
-
-
-# ----------------------------------------------------------------------------------------------------------
-# check: replay one exported step
 
 def read_safetensors(path):
     with open(path, "rb") as f:
@@ -513,123 +372,6 @@ def cmd_check(args):
           f"loss_torch={ref_loss:.7f} max_abs_grad_diff={max(float(np.max(np.abs(T['grad.' + n].astype(np.float64) - g))) for n, g in ref_g.items() if 'grad.' + n in T):.3e}")
     return 0 if ok else 1
 
-
-# ----------------------------------------------------------------------------------------------------------
-# circuits: head scores and ablation, as engine/train/head_scores.h and ablation.h define them
-
-CIRCUITS_TOL = 1e-5
-
-
-def pattern_score(att, pattern):
-    """the share of attention on the pattern over rows i >= 1 where it marks somewhere (j <= i); att (P, P)"""
-    P = att.shape[0]
-    on = total = 0.0
-    for i in range(1, P):
-        cols = [j for j in range(i + 1) if pattern(i, j)]
-        if not cols:
-            continue
-        on += float(att[i, cols].sum())
-        total += float(att[i].sum())
-    return on / total if total > 0 else float("nan")
-
-
-def head_scores(att, x):
-    """previous, duplicate, first, current of one head's (P, P) map on tokens x"""
-    return (pattern_score(att, lambda i, j: j == i - 1),
-            pattern_score(att, lambda i, j: j < i and x[j] == x[i]),
-            pattern_score(att, lambda i, j: j == 0),
-            pattern_score(att, lambda i, j: j == i))
-
-
-def induction(att, x):
-    return pattern_score(att, lambda i, j: 1 <= j < i and x[j - 1] == x[i])
-
-
-def cmd_circuits(args):
-    meta, T = read_safetensors(args.file)
-    info = json.loads(meta["info"])
-    c = dict(DEFAULTS)
-    c.update(preset=info["preset"], block_size=info["block_size"], n_embd=info["n_embd"], n_head=info["n_head"],
-             head_size=info["head_size"], n_layer=info["n_layer"], ffn=bool(info["ffn"]),
-             residual=bool(info["residual"]), layernorm=bool(info["layernorm"]), dropout=0.0)
-    m = LanguageModel(c, info["vocab_size"]).to(torch.float64)
-    m.load_attnlab(T)
-    m.eval()
-    L, NH, hs = c["n_layer"], c["n_head"], head_size(c)
-    maps = {}
-
-    def capture(l, h):
-        def hook(module, inp, out):  # the head's softmax weights, as its forward computes them
-            x = inp[0]
-            q, k = module.query(x), module.key(x)
-            n = x.shape[1]
-            wei = (q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5).masked_fill(module.tril[:n, :n] == 0, float("-inf"))
-            maps[(l, h)] = F.softmax(wei, dim=-1)[0].detach().numpy()
-        return hook
-
-    handles = [head.register_forward_hook(capture(l, h)) for l, b in enumerate(m.blocks) for h, head in enumerate(b.sa.heads)]
-
-    def attention(tokens):
-        maps.clear()
-        with torch.no_grad():
-            m(torch.tensor([tokens], dtype=torch.long))
-        return dict(maps)
-
-    text = [int(v) for v in T["circuits.text"]]
-    probes = [[int(v) for v in row] for row in T["circuits.induction"]]
-    at_text = attention(text)
-    at_probes = [attention(p) for p in probes]
-    for hd in handles:
-        hd.remove()
-    ours = T["circuits.scores"].astype(np.float64)
-    worst = 0.0
-    ok = True
-    print(f"circuits {args.file}: preset {c['preset']}, {L} layers x {NH} heads x {hs}; scores on {len(text)} "
-          f"characters and {len(probes)} induction probes; tolerance {CIRCUITS_TOL:g}")
-    print(f"{'head':8s} {'previous':>18s} {'duplicate':>18s} {'induction':>18s} {'first':>18s} {'current':>18s}")
-    for l in range(L):
-        for h in range(NH):
-            prev, dup, first, cur = head_scores(at_text[(l, h)], text)
-            ind = float(np.mean([induction(a[(l, h)], p) for a, p in zip(at_probes, probes)]))
-            torch_s = (prev, dup, ind, first, cur)
-            row = ours[l * NH + h]
-            cells = []
-            for o, t in zip(row, torch_s):
-                d = abs(o - t) if not (np.isnan(o) and np.isnan(t)) else 0.0
-                worst = max(worst, d)
-                ok &= d <= CIRCUITS_TOL
-                cells.append(f"{o:8.5f}/{t:8.5f}")
-            print(f"L{l + 1} H{h + 1:<5d} " + " ".join(f"{x:>18s}" for x in cells))
-
-    def probe_loss(replace=None):
-        """the mean loss on the text with head (layer, head) of `ablated` replaced by `replace` (hs,) or None"""
-        la, ha = info["ablated"]
-        handle = None
-        if replace is not None:
-            rep = torch.tensor(replace, dtype=torch.float64)
-            handle = m.blocks[la].sa.heads[ha].register_forward_hook(lambda mod, inp, out: rep.expand_as(out).clone())
-        with torch.no_grad():
-            logits, _ = m(torch.tensor([text], dtype=torch.long))
-        if handle is not None:
-            handle.remove()
-        return float(F.cross_entropy(logits[0, :-1], torch.tensor(text[1:], dtype=torch.long)))
-
-    la, ha = info["ablated"]
-    means = T["circuits.head_means"].astype(np.float64)[la, ha * hs:(ha + 1) * hs]
-    torch_losses = (probe_loss(), probe_loss(np.zeros(hs)), probe_loss(means))
-    print(f"\nprobe loss with L{la + 1} H{ha + 1} knocked out (ours / PyTorch float64):")
-    for name, o, t in zip(("intact", "zero", "mean"), T["circuits.losses"].astype(np.float64), torch_losses):
-        d = abs(o - t)
-        rel = d / max(1.0, abs(t))
-        worst = max(worst, rel)
-        ok &= rel <= CIRCUITS_TOL
-        print(f"  {name:7s} {o:.7f} / {t:.7f}  |diff| {d:.2e}  {'ok' if rel <= CIRCUITS_TOL else 'MISMATCH'}")
-    print(f"RESULT circuits={'pass' if ok else 'FAIL'} worst={worst:.2e}")
-    return 0 if ok else 1
-
-
-# ----------------------------------------------------------------------------------------------------------
-# train: the lecture's training loop
 
 def cmd_train(args):
     c = preset_config(args.preset)
@@ -804,7 +546,11 @@ def main():
     p.add_argument("--metrics", help="write step,train_loss,val_loss,tokens_per_s to this CSV (as attnlab)")
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     args = ap.parse_args()
-    sys.exit({"check": cmd_check, "circuits": cmd_circuits, "train": cmd_train}[args.cmd](args))
+    if args.cmd == "circuits":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from reference_circuits import cmd_circuits  # (bench/reference_circuits.py)
+        sys.exit(cmd_circuits(args))
+    sys.exit({"check": cmd_check, "train": cmd_train}[args.cmd](args))
 
 
 if __name__ == "__main__":
