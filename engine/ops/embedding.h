@@ -29,6 +29,14 @@ inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, Buf
 inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, BufferRange dwpe, BufferRange dout,
                                BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t C, uint32_t V,
                                bool use_pos, bool accumulate = false) {
+    // a wide vocabulary is zeroed by a fill, not by each invocation's loop over V (on a CPU driver an invocation's
+    // loops stop after 65535 iterations in all: V rows zeroed plus B*T rows summed would pass that)
+    if (!accumulate && V > 4096) {
+        pr.barrier("dwte: earlier reads of the gradient before it is cleared");
+        pr.fill_zero(*dwte.buffer, dwte.offset, size_t(V) * C * sizeof(float));
+        pr.barrier("dwte cleared before the sums add to it");
+        accumulate = true;
+    }
     EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u, accumulate ? 1u : 0u};
     if (C % 4 == 0) {  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
         pr.dispatch(kc.get("embedding_backward4", "ssvss", sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,

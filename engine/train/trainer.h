@@ -59,7 +59,7 @@ public:
     // vec4 attention kernels do not take (ops::attention_vec4), a block's keys x head size would return wrong sums
     // without an error. The largest shapes measured right there (tests/test_program.cpp, "[loops]"); check throws
     // for larger ones, on CPU devices only.
-    static constexpr uint64_t k_cpu_max_vocab = 16384, k_cpu_max_rows = 32768, k_cpu_max_block_x_head = 16384;
+    static constexpr uint64_t k_cpu_max_vocab = 65536, k_cpu_max_rows = 32768, k_cpu_max_block_x_head = 16384;
     static void check_cpu_loops(const Context& ctx, const Config& cfg, int vocab_size);
 
     // Multiply-adds of one training step (forward + backward) of cfg's model: 3 x parameters x tokens a batch.
