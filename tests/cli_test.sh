@@ -54,13 +54,22 @@ fi
 expect 2 "unknown option --learning-rate; did you mean --lr?" --learning-rate 1e-3
 expect 2 "unknown option --bach-size; did you mean --batch-size?" --bach-size 3
 expect 2 "a value goes after its option" --data "$corpus" stray
-expect 2 "must be relu or gelu (got 'swish')" --data "$corpus" --activation swish
+expect 2 "must be relu, gelu or gelu-tanh (got 'swish')" --data "$corpus" --activation swish
 expect 2 "--activation has no effect on the bigram model" --data "$corpus" --preset bigram --activation gelu
 # GELU in the feed-forward trains headless (nanoGPT's MLP activation)
 out=$("$bin" --headless --quiet --data "$corpus" --preset feed-forward --activation gelu --max-iters 3 --eval-interval 3 \
       --eval-iters 1 --sample-chars 0 2>&1); rc=$?
 if [ $rc -eq 0 ] && grep -q "ffn (GELU)" <<<"$out"; then passes=$((passes+1)); else
     echo "FAIL: --activation gelu: exit $rc"; echo "$out"; fails=$((fails+1)); fi
+# GELU's tanh form (GPT-2's): trains, is kept by the checkpoint, and a resume asking the exact form is refused
+out=$("$bin" --headless --quiet --data "$corpus" --preset feed-forward --activation gelu-tanh --max-iters 3 --eval-interval 3 \
+      --eval-iters 1 --sample-chars 0 --save "$tmp/tanh.safetensors" 2>&1); rc=$?
+res=$("$bin" --headless --quiet --data "$corpus" --resume "$tmp/tanh.safetensors" --max-iters 4 --eval-interval 4 \
+      --eval-iters 1 --sample-chars 0 2>&1); rrc=$?
+if [ $rc -eq 0 ] && grep -q "ffn (GELU, tanh)" <<<"$out" && [ $rrc -eq 0 ] && grep -q "ffn (GELU, tanh)" <<<"$res"; then
+    passes=$((passes+1)); else
+    echo "FAIL: --activation gelu-tanh: exit $rc / resume $rrc"; echo "$out"; echo "$res"; fails=$((fails+1)); fi
+expect 2 "gelu_tanh" --data "$corpus" --resume "$tmp/tanh.safetensors" --activation gelu --max-iters 5
 out=$("$bin" --version); rc=$?
 # the version and the commit it was built from ("unknown" outside git)
 if [ $rc -eq 0 ] && grep -qE "^attnlab [0-9]+\.[0-9]+\.[0-9]+, commit ([0-9a-f]{7,}(\+changes)?|unknown) " <<<"$out"; then passes=$((passes+1)); else

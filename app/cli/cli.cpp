@@ -64,7 +64,7 @@ Config resume_config(const RunOptions& o, const Checkpoint& ck, const std::vecto
         if (o.given.count("--n-head")) asked.n_head = a.n_head;
         if (o.given.count("--n-layer")) asked.n_layer = a.n_layer;
         if (o.given.count("--ffn")) asked.ffn = a.ffn;
-        if (o.given.count("--activation")) asked.gelu = a.gelu;
+        if (o.given.count("--activation")) asked.gelu = a.gelu, asked.gelu_tanh = a.gelu_tanh;
         if (o.given.count("--residual")) asked.residual = a.residual;
         if (o.given.count("--layernorm")) asked.layernorm = a.layernorm;
         if (o.given.count("--no-pos")) asked.use_pos = a.use_pos;
@@ -283,15 +283,19 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         },
         "", "on|off");
     app.add_option("--ffn", c.ffn, "feed-forward after attention")->transform(on_off)->type_name("on|off");
-    CLI::Validator activation(
-        [](std::string& v) -> std::string {
-            if (v == "relu") return v = "0", "";
-            if (v == "gelu") return v = "1", "";
-            return "must be relu or gelu (got '" + v + "')";
-        },
-        "", "relu|gelu");
-    app.add_option("--activation", c.gelu, "the feed-forward's: relu (the lecture) or gelu (nanoGPT)")
-        ->transform(activation)->type_name("relu|gelu");
+    app.add_option_function<std::string>(
+           "--activation",
+           [&c](const std::string& v) {
+               c.gelu = v != "relu";
+               c.gelu_tanh = v == "gelu-tanh";
+           },
+           "the feed-forward's: relu (the lecture), gelu (nanoGPT)\nor gelu-tanh (GPT-2 in Hugging Face and llm.c)")
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+                return v == "relu" || v == "gelu" || v == "gelu-tanh" ? "" : "must be relu, gelu or gelu-tanh (got '" + v + "')";
+            },
+            "", "relu|gelu|gelu-tanh"))
+        ->type_name("relu|gelu|gelu-tanh");
     app.add_option("--residual", c.residual, "residual connections + projections")
         ->transform(on_off)->type_name("on|off");
     app.add_option("--layernorm", c.layernorm, "pre-norm LayerNorm in each block and before lm_head")

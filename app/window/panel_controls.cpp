@@ -77,7 +77,7 @@ static Config live_candidate(const Config& running, const Config& edit) { return
 static bool restart_fields_differ(const Config& a, const Config& b) {
     return a.preset != b.preset || a.block_size != b.block_size || a.n_embd != b.n_embd || a.hs() != b.hs() ||
            a.n_head != b.n_head || a.n_layer != b.n_layer || a.seed != b.seed || a.kind != b.kind || a.ffn != b.ffn ||
-           (a.ffn && a.gelu != b.gelu) ||
+           (a.ffn && a.gelu != b.gelu) || (a.ffn && a.gelu && a.gelu_tanh != b.gelu_tanh) ||
            a.residual != b.residual || a.layernorm != b.layernorm || a.use_pos != b.use_pos ||
            a.nanogpt != b.nanogpt || (a.nanogpt && a.bias != b.bias);
 }
@@ -412,7 +412,8 @@ bool draw_controls(ControlsState& st, const Snapshot& snap, TrainingThread& tt, 
         track("GELU");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("The feed-forward's activation: exact GELU, as nanoGPT's MLP (off: the lecture's ReLU)");
+            ImGui::SetTooltip("The feed-forward's activation: GELU, as nanoGPT's MLP (off: the lecture's ReLU); a run "
+                              "made with --activation gelu-tanh keeps GELU's tanh form");
         ImGui::Checkbox("LayerNorm", &e.layernorm);
         track("LayerNorm");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pre-norm in each block and a final LayerNorm before lm_head");

@@ -67,7 +67,8 @@ bool Config::differs_from_preset() const {
     return kind != base.kind || block_size != base.block_size || n_embd != base.n_embd || n_head != base.n_head ||
            hs() != base.hs() || n_layer != base.n_layer || ffn != base.ffn || residual != base.residual ||
            layernorm != base.layernorm || use_pos != base.use_pos || dropout != base.dropout || causal != base.causal ||
-           (ffn && gelu != base.gelu) || nanogpt != base.nanogpt || (nanogpt && bias != base.bias);
+           (ffn && gelu != base.gelu) || (ffn && gelu && gelu_tanh != base.gelu_tanh) || nanogpt != base.nanogpt ||
+           (nanogpt && bias != base.bias);
 }
 
 std::string Config::differences_from(const Config& o) const {
@@ -91,7 +92,8 @@ std::string Config::differences_from(const Config& o) const {
     item(nanogpt != o.nanogpt, nanogpt ? "nanoGPT's GPT" : "the lecture's model");
     item(nanogpt && bias != o.bias, bias ? "bias" : "no bias");
     item(ffn != o.ffn, ffn ? "ffn" : "no ffn");
-    item(gelu != o.gelu && ffn, gelu ? "GELU" : "ReLU");
+    item(gelu != o.gelu && ffn, gelu ? (gelu_tanh ? "GELU (tanh)" : "GELU") : "ReLU");
+    item(gelu && o.gelu && gelu_tanh != o.gelu_tanh && ffn, gelu_tanh ? "GELU (tanh)" : "GELU (exact)");
     item(residual != o.residual, residual ? "residual" : "no residual");
     item(layernorm != o.layernorm, layernorm ? "layernorm" : "no layernorm");
     item(use_pos != o.use_pos, use_pos ? "positions" : "no positions");
@@ -155,7 +157,7 @@ std::string Config::describe() const {
     char buf[240];
     std::snprintf(buf, sizeof buf, "%s%d layer%s x %d head%s x %d, n_embd %d, block %d%s%s%s%s%s%s",
                   nanogpt ? (bias ? "nanoGPT, bias: " : "nanoGPT: ") : "", n_layer,
-                  n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? (gelu ? ", ffn (GELU)" : ", ffn") : "",
+                  n_layer > 1 ? "s" : "", n_head, n_head > 1 ? "s" : "", hs(), n_embd, block_size, ffn ? (gelu ? (gelu_tanh ? ", ffn (GELU, tanh)" : ", ffn (GELU)") : ", ffn") : "",
                   residual ? ", residual" : "", layernorm ? ", layernorm" : "", dropout > 0 ? ", dropout" : "",
                   causal ? "" : ", ENCODER (no mask)", use_pos ? "" : ", no position embeddings");
     return buf;

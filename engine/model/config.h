@@ -23,6 +23,7 @@ struct Config {
     int n_layer = 1;         // blocks
     bool ffn = false;        // feed-forward after attention: Linear(C,C)+ReLU, or C->4C->C inside residual blocks
     bool gelu = false;       // the feed-forward's activation: exact GELU (nanoGPT's MLP) instead of the lecture's ReLU
+    bool gelu_tanh = false;  // with gelu: GELU's tanh approximation (GPT-2 as Hugging Face and llm.c run it, "gelu_new")
     bool residual = false;   // x + proj(attention), x + ffn: the lecture's Block
     bool layernorm = false;  // pre-norm in each block and a final LayerNorm before lm_head
     float dropout = 0.0f;    // on attention weights and both residual branches, training only

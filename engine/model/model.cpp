@@ -204,7 +204,7 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             if (c.gelu) {  // nanoGPT's MLP: GELU in a dispatch of its own, its input kept for the backward
                 ops::matmul_forward(m_kc, pr, L.pre, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, P.fc_b >= 0, false);
                 pr.barrier("GELU reads the feed-forward's pre-activation");
-                ops::gelu_forward(m_kc, pr, L.h, L.pre, BT * F);
+                ops::gelu_forward(m_kc, pr, L.h, L.pre, BT * F, c.gelu_tanh);
             } else {
                 ops::matmul_forward(m_kc, pr, L.h, *f_in, p(P.fc_w), p(P.fc_b), BT, F, C, true, true);
             }
@@ -341,7 +341,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                         relu_by_fc2);
                 pr.barrier("fc backward reads dh");
                 if (c.gelu) {  // dh through the GELU, in place (each element reads and writes only itself)
-                    ops::gelu_backward(m_kc, pr, a.dh, a.dh, L.pre, BT * F);
+                    ops::gelu_backward(m_kc, pr, a.dh, a.dh, L.pre, BT * F, c.gelu_tanh);
                     pr.barrier("fc backward reads the GELU's input gradient");
                 }
                 bool mask = !relu_by_fc2 && !c.gelu;
@@ -357,7 +357,7 @@ void Model::record_backward(Program& pr, Activations& a, BufferRange tokens, Buf
                 Buffer& target = c.layernorm ? a.dln : *other;
                 const Buffer* dfc = cur;
                 if (c.gelu) {
-                    ops::gelu_backward(m_kc, pr, a.dh, *cur, L.pre, BT * F);
+                    ops::gelu_backward(m_kc, pr, a.dh, *cur, L.pre, BT * F, c.gelu_tanh);
                     pr.barrier("fc backward reads the GELU's input gradient");
                     dfc = &a.dh;
                 }

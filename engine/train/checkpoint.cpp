@@ -31,7 +31,7 @@ static uint64_t fnv1a(const char* data, size_t n, uint64_t h = 0xcbf29ce48422232
 static json config_to_json(const Config& c) {
     return {{"preset", c.preset}, {"kind", c.kind == ModelKind::Bigram ? "bigram" : "transformer"},
             {"block_size", c.block_size}, {"n_embd", c.n_embd}, {"n_head", c.n_head}, {"head_size", c.head_size},
-            {"n_layer", c.n_layer}, {"ffn", c.ffn}, {"gelu", c.gelu}, {"residual", c.residual}, {"layernorm", c.layernorm},
+            {"n_layer", c.n_layer}, {"ffn", c.ffn}, {"gelu", c.gelu}, {"gelu_tanh", c.gelu_tanh}, {"residual", c.residual}, {"layernorm", c.layernorm},
             {"dropout", c.dropout}, {"causal", c.causal}, {"use_pos", c.use_pos}, {"seed", c.seed},
             {"batch_size", c.batch_size}, {"lr", c.lr}, {"warmup_iters", c.warmup_iters},
             {"lr_decay_iters", c.lr_decay_iters}, {"min_lr", c.min_lr}, {"weight_decay", c.weight_decay}, {"max_iters", c.max_iters},
@@ -47,6 +47,7 @@ static Config config_from_json(const json& j) {
     c.block_size = j.at("block_size"); c.n_embd = j.at("n_embd"); c.n_head = j.at("n_head");
     c.head_size = j.at("head_size"); c.n_layer = j.at("n_layer"); c.ffn = j.at("ffn"); c.residual = j.at("residual");
     c.gelu = j.value("gelu", false);  // absent from checkpoints of before GELU: the lecture's ReLU
+    c.gelu_tanh = j.value("gelu_tanh", false);  // absent: the exact GELU
     c.layernorm = j.at("layernorm"); c.dropout = j.at("dropout"); c.causal = j.at("causal"); c.use_pos = j.at("use_pos");
     c.seed = j.at("seed"); c.batch_size = j.at("batch_size"); c.lr = j.at("lr"); c.weight_decay = j.at("weight_decay");
     c.warmup_iters = j.value("warmup_iters", 0);  // absent from older checkpoints: a constant lr
@@ -237,6 +238,7 @@ void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, c
     differs("n_layer", c.n_layer, a.n_layer, "--n-layer");
     differs("ffn", c.ffn, a.ffn, "--ffn");
     if (c.ffn) differs("gelu", c.gelu, a.gelu, "--activation");
+    if (c.ffn && c.gelu && a.gelu) differs("gelu_tanh", c.gelu_tanh, a.gelu_tanh, "--activation");
     differs("residual", c.residual, a.residual, "--residual");
     differs("layernorm", c.layernorm, a.layernorm, "--layernorm");
     differs("position embeddings", c.use_pos, a.use_pos, "--no-pos");

@@ -76,7 +76,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
             if (c.layernorm) { layernorm_forward(a.ln2, a.mid, P(bp.ln2_w), lnb(bp.ln2_b), BT, C); f_in = &a.ln2; }
             if (c.gelu) {
                 matmul_forward(a.pre, *f_in, P(bp.fc_w), bias(bp.fc_b), BT, F, C, false);
-                gelu_forward(a.h, a.pre);
+                gelu_forward(a.h, a.pre, c.gelu_tanh);
             } else {
                 matmul_forward(a.h, *f_in, P(bp.fc_w), bias(bp.fc_b), BT, F, C, true);
             }
@@ -124,7 +124,7 @@ inline double model_loss(const attn::Model& m, const Vec& flat, const U32& token
             }
             if (c.gelu) {
                 Vec dpre;
-                gelu_backward(dpre, dh, a.pre);
+                gelu_backward(dpre, dh, a.pre, c.gelu_tanh);
                 matmul_backward(df_in, dw, bp.fc_b >= 0 ? &db : nullptr, dpre, f_in, P(bp.fc_w), a.h, BT, F, C, false);
             } else {
                 matmul_backward(df_in, dw, bp.fc_b >= 0 ? &db : nullptr, dh, f_in, P(bp.fc_w), a.h, BT, F, C, true);

@@ -235,14 +235,24 @@ inline double clip_grad_norm(Vec& g, double max_norm) {
     return norm;
 }
 
-// Exact GELU and its backward: out = x Phi(x), dx = dout (Phi(x) + x phi(x)).
-inline void gelu_forward(Vec& out, const Vec& x) {
+// Exact GELU and its backward: out = x Phi(x), dx = dout (Phi(x) + x phi(x)). tanh_form: the tanh approximation,
+// out = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), differentiated by hand.
+inline void gelu_forward(Vec& out, const Vec& x, bool tanh_form = false) {
     out.resize(x.size());
-    for (size_t i = 0; i < x.size(); i++) out[i] = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+    const double k = std::sqrt(2.0 / M_PI);
+    for (size_t i = 0; i < x.size(); i++)
+        out[i] = tanh_form ? 0.5 * x[i] * (1.0 + std::tanh(k * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
+                           : 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
 }
-inline void gelu_backward(Vec& dx, const Vec& dout, const Vec& x) {
+inline void gelu_backward(Vec& dx, const Vec& dout, const Vec& x, bool tanh_form = false) {
     dx.resize(x.size());
+    const double k = std::sqrt(2.0 / M_PI);
     for (size_t i = 0; i < x.size(); i++) {
+        if (tanh_form) {
+            double t = std::tanh(k * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
+            dx[i] = dout[i] * (0.5 * (1.0 + t) + 0.5 * x[i] * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x[i] * x[i]));
+            continue;
+        }
         double cdf = 0.5 * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
         double pdf = std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2.0 * M_PI);
         dx[i] = dout[i] * (cdf + x[i] * pdf);
