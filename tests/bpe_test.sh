@@ -70,13 +70,15 @@ got=$("$BIN" tokenize "$GPT2/encoder.json" --show "Hello world")
 got=$("$BIN" tokenize "$GPT2" --special "a<|endoftext|>b")
 [ "$got" = "64 50256 65" ] && passes=$((passes+1)) || fail "--special should make <|endoftext|> id 50256, got '$got'"
 
-# learned: the merges and ids of bpe:N on tiny Shakespeare equal the reference's
+# learned: the merges and ids of bpe:N on tiny Shakespeare's first 200 kB (the whole text takes the Python
+# reference seconds a run) equal the reference's
+head -c 200000 "$CORPUS" >"$dir/learn.txt"
 for n in 300 512; do
-    if [ "$("$BIN" tokenize "bpe:$n:$CORPUS" --merges)" = "$($REF learn $n "$CORPUS")" ]; then passes=$((passes+1))
-    else fail "bpe:$n's merges on $CORPUS differ from the reference's"; fi
+    if [ "$("$BIN" tokenize "bpe:$n:$dir/learn.txt" --merges)" = "$($REF learn $n "$dir/learn.txt")" ]; then passes=$((passes+1))
+    else fail "bpe:$n's merges on $dir/learn.txt differ from the reference's"; fi
 done
 for t in english contractions bytes; do
-    if [ "$("$BIN" tokenize "bpe:512:$CORPUS" --file "$dir/$t.txt")" = "$($REF learn-encode 512 "$CORPUS" "$dir/$t.txt")" ]; then
+    if [ "$("$BIN" tokenize "bpe:512:$dir/learn.txt" --file "$dir/$t.txt")" = "$($REF learn-encode 512 "$dir/learn.txt" "$dir/$t.txt")" ]; then
         passes=$((passes+1))
     else fail "bpe:512's ids for $t differ from the reference's"; fi
 done
