@@ -62,6 +62,13 @@ for t in english code chinese emoji digits whitespace contractions bytes invalid
     got=$("$BIN" tokenize "$dir/gpt2_tokenizer.bin" --file "$dir/$t.txt" 2>&1)
     if [ "$got" = "$want" ]; then passes=$((passes+1)); else fail "llm.c's tokenizer file gives other ids than GPT-2's files for $t"; fi
 done
+# --decode gives back the exact bytes (invalid UTF-8 included), from GPT-2's and a learned tokenizer's ids
+for t in emoji bytes invalid; do
+    "$BIN" tokenize "$GPT2" --file "$dir/$t.txt" >"$dir/$t.ids"
+    "$BIN" tokenize "$GPT2" --decode --file "$dir/$t.ids" >"$dir/$t.back"
+    if cmp -s "$dir/$t.txt" "$dir/$t.back"; then passes=$((passes+1)); else fail "--decode of $t's ids is not its bytes"; fi
+done
+[ "$("$BIN" tokenize "chars:$CORPUS" --decode "46 47")" = "hi" ] && passes=$((passes+1)) || fail "chars: --decode 46 47 should be hi"
 # the ids of a known sentence (as tiktoken's gpt2 encoding gives them) and --show's pieces
 got=$("$BIN" tokenize "$GPT2" "Hello world")
 [ "$got" = "15496 995" ] && passes=$((passes+1)) || fail "'Hello world' should be 15496 995, got '$got'"
@@ -106,6 +113,8 @@ bad "is not a tokenizer" "$CORPUS" x
 bad "bpe:N:CORPUS" "bpe:x:$CORPUS" x
 bad "out of range" "bpe:100:$CORPUS" x
 bad "has no 'é'" "chars:$CORPUS" "café"
+bad "not a token id of this vocabulary (0 to 50256)" "$GPT2" --decode "15496 50257"
+bad "not a token id" "chars:$CORPUS" --decode "1 x"
 got=$("$BIN" tokenize "chars:$CORPUS" "hi")
 [ "$got" = "46 47" ] && passes=$((passes+1)) || fail "chars: 'hi' should be 46 47 in tiny Shakespeare's vocabulary, got '$got'"
 

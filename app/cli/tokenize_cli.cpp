@@ -2,7 +2,9 @@
 #include "tokenize_cli.h"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -41,11 +43,31 @@ std::vector<int> char_ids(const std::vector<uint32_t>& vocab, const std::string&
     return ids;
 }
 
+// Ids written as tokenize prints them (whitespace between); throws naming the first that is not an id below V.
+std::vector<int> parse_ids(const std::string& text, int V) {
+    std::vector<int> ids;
+    size_t at = 0;
+    while (true) {
+        at = text.find_first_not_of(" \t\r\n", at);
+        if (at == std::string::npos) break;
+        size_t end = text.find_first_of(" \t\r\n", at);
+        std::string word = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        char* stop = nullptr;
+        errno = 0;
+        long v = std::strtol(word.c_str(), &stop, 10);
+        if (word.empty() || *stop != '\0' || errno != 0 || v < 0 || v >= V)
+            throw Error("--decode: '" + word + "' is not a token id of this vocabulary (0 to " + std::to_string(V - 1) + ")");
+        ids.push_back(int(v));
+        at = end;
+    }
+    return ids;
+}
+
 }  // namespace
 
 int run_tokenize_command(int argc, char** argv) {
     std::string spec, text, file;
-    bool show = false, special = false, merges = false;
+    bool show = false, special = false, merges = false, decode = false;
     CLI::App app{"Print the token ids a tokenizer gives a text",
                  "attnlab tokenize"};
     app.add_option("tokenizer", spec,
@@ -56,9 +78,12 @@ int run_tokenize_command(int argc, char** argv) {
     app.add_option("--file", file, "tokenize this file's bytes instead of TEXT");
     app.add_flag("--show", show, "one token a line: its id and its bytes as text (a leading space as ␣)");
     app.add_flag("--merges", merges, "print a BPE tokenizer's merges instead, by rank: \"left right\" ids a line");
+    app.add_flag("--decode", decode, "the text is ids (as tokenize prints them): print their bytes, exactly, "
+                                     "with no newline added");
     app.add_flag("--special", special, "<|endoftext|> in the text is the end-of-text token, not text");
     try {
         app.parse(argc, argv);
+        if (merges && decode) throw CLI::ValidationError("--merges and --decode: one at a time");
         if (!merges && file.empty() == (app.count("text") == 0))
             throw CLI::ValidationError("give the text to tokenize, or --file FILE (one of them)");
     } catch (const CLI::ParseError& e) {
@@ -81,6 +106,10 @@ int run_tokenize_command(int argc, char** argv) {
                 vocab = load_checkpoint(spec).vocab;
             }
             if (merges) throw Error("a character-level vocabulary has no merges: --merges is for BPE tokenizers");
+            if (decode) {
+                for (int id : parse_ids(text, int(vocab.size()))) std::fputs(encode_utf8(vocab[size_t(id)]).c_str(), stdout);
+                return 0;
+            }
             ids = char_ids(vocab, text, source);
             for (int id : ids) pieces.push_back(show_token(encode_utf8(vocab[size_t(id)])));
         } else {
@@ -101,6 +130,11 @@ int run_tokenize_command(int argc, char** argv) {
                 tok = load_bpe_tokenizer(spec);
             if (merges) {
                 for (const BpeMerge& m : tok.merges()) std::printf("%d %d\n", m.left, m.right);
+                return 0;
+            }
+            if (decode) {
+                std::string bytes = tok.decode(parse_ids(text, tok.vocab_size()));
+                std::fwrite(bytes.data(), 1, bytes.size(), stdout);
                 return 0;
             }
             ids = tok.encode(text, special);

@@ -1,5 +1,5 @@
 // `attnlab tokenize TOKENIZER TEXT`: the ids a tokenizer gives TEXT, one line, space-separated (--show: one token a
-// line, its id and its bytes shown as text). TOKENIZER: chars:CORPUS, a run's checkpoint, GPT-2's files (a folder,
+// line, its id and its bytes shown as text; --decode: ids back to their bytes). TOKENIZER: chars:CORPUS, a run's checkpoint, GPT-2's files (a folder,
 // encoder.json, vocab.json, llm.c's gpt2_tokenizer.bin) or bpe:N:CORPUS (N ids learned on CORPUS).
 #pragma once
 
