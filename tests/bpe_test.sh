@@ -3,7 +3,8 @@
 # the same ids with GPT-2's files on English, code, Chinese, emoji, digits, mixed whitespace, contractions and
 # random bytes (invalid UTF-8 included); llm.c's tokenizer .bin (written here from GPT-2's files as llm.c's
 # train_gpt2.py writes it) gives the same ids; a tokenizer learned with bpe:N has the reference's merges and ids;
-# broken tokenizer files exit 2 with one line. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
+# broken tokenizer files exit 2 with one line; a run trained headless on bpe:300 tokens resumes exactly, and the
+# window and inspect refuse it with what to do. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
 # fetches them into assets/gpt2).
 # Usage: bpe_test.sh PATH/TO/attnlab CORPUS GPT2_DIR
 set -u
@@ -117,6 +118,32 @@ bad "not a token id of this vocabulary (0 to 50256)" "$GPT2" --decode "15496 502
 bad "not a token id" "chars:$CORPUS" --decode "1 x"
 got=$("$BIN" tokenize "chars:$CORPUS" "hi")
 [ "$got" = "46 47" ] && passes=$((passes+1)) || fail "chars: 'hi' should be 46 47 in tiny Shakespeare's vocabulary, got '$got'"
+
+# training on BPE tokens (--tokenizer bpe:300, headless): the losses per token and per character; the checkpoint
+# keeps the tokenizer (tokenize reads it), and a resumed run reaches the uninterrupted run's losses
+run() { "$BIN" --headless --quiet --data "$dir/learn.txt" --max-iters "$1" --eval-interval 20 --eval-iters 2 --sample-chars 0 "${@:2}"; }
+run 40 --tokenizer bpe:300 >"$dir/t1.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "^tokens: byte-level BPE, 300 ids (44 merges)" "$dir/t1.txt" &&
+   grep -qE "^step 40: train loss [0-9.]+, val loss [0-9.]+ \([0-9.]+ a character\)" "$dir/t1.txt"; then
+    passes=$((passes+1)); else fail "--tokenizer bpe:300 should train and say its tokens (exit $rc)"; cat "$dir/t1.txt"; fi
+run 20 --tokenizer bpe:300 --save "$dir/t.safetensors" >/dev/null 2>&1
+run 40 --resume "$dir/t.safetensors" >"$dir/t2.txt" 2>&1
+if [ "$(grep "^step 40:" "$dir/t2.txt" | cut -d'|' -f1)" = "$(grep "^step 40:" "$dir/t1.txt" | cut -d'|' -f1)" ] &&
+   [ -n "$(grep "^step 40:" "$dir/t1.txt")" ]; then passes=$((passes+1))
+else fail "a BPE run resumed at step 20 should reach the uninterrupted run's step-40 losses"; cat "$dir/t2.txt"; fi
+if [ "$("$BIN" tokenize "$dir/t.safetensors" "First Citizen")" = "$("$BIN" tokenize "bpe:300:$dir/learn.txt" "First Citizen")" ]; then
+    passes=$((passes+1)); else fail "tokenize should read the run's own tokenizer"; fi
+bad_run() {  # bad_run WANT ARGS...: attnlab ARGS exits 2 with one line holding WANT
+    local want=$1 out rc; shift
+    out=$("$BIN" "$@" 2>&1 >/dev/null); rc=$?
+    out=$(printf '%s\n' "$out" | grep -v '^device:')
+    if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]]; then passes=$((passes+1))
+    else fail "attnlab $*: want exit 2 and one line with '$want' (got $rc: $out)"; fi
+}
+bad_run "the window shows characters only" --data "$dir/learn.txt" --tokenizer bpe:300
+bad_run "keeps the tokenizer it was trained with" --headless --resume "$dir/t.safetensors" --tokenizer bpe:300
+bad_run "inspect shows character-level runs only" inspect "$dir/t.safetensors"
+bad_run "from 257 to 65536" --headless --data "$dir/learn.txt" --tokenizer bpe:9
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -10,7 +10,11 @@
 
 #include "text/bpe.h"
 #include "text/bpe_files.h"
+#include "gpu.h"
 #include "text/unicode.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "train/session.h"
 #include "vk/check.h"
 
 using namespace attn;
@@ -182,4 +186,45 @@ TEST_CASE("GPT-2's files: a known sentence, the special token, and llm.c's .bin 
         const BpeMerge &a = t.merges()[size_t(r)], &b = u.merges()[size_t(r)];
         REQUIRE((a.left == b.left && a.right == b.right && a.result == b.result));
     }
+}
+
+TEST_CASE("a corpus read as BPE tokens trains, and its checkpoint keeps the tokenizer", "[bpe]") {
+    std::string text;
+    for (int i = 0; i < 300; ++i) text += "the cat sat on the mat; the dog sat on the log. caf\xC3\xA9 \xE4\xB8\xAD\n";
+    auto bpe = std::make_shared<const BpeTokenizer>(learn_bpe(text, 300));
+    Dataset d = Dataset::from_text(text, "cats", bpe);
+    const int V = bpe->vocab_size();  // learning stops early when no pair is left: fewer than asked here
+    REQUIRE(V > 256);
+    REQUIRE(d.vocab_size() == V);
+    CHECK(d.vocab().empty());
+    CHECK(d.decode(d.tokens()) == text);  // the corpus's bytes, whole
+    CHECK(d.chars_per_token() > 2.0);     // merges joined characters
+    CHECK(d.unknown_chars("\xF0\x9F\xA4\x97") == "");  // every byte has a token
+    const std::vector<int> ids = bpe->encode("the cat");
+    CHECK(d.encode("the cat") == std::vector<uint32_t>(ids.begin(), ids.end()));
+
+    Config c;
+    c.apply_preset("single-head");
+    c.batch_size = 4;
+    Session run(test::ctx(), d, c, 1);
+    float first = run.trainer().step().loss, last = first;
+    for (int i = 0; i < 30; ++i) last = run.trainer().step().loss;
+    CHECK(last < first);
+    std::string path = (std::filesystem::temp_directory_path() / "attn_bpe_test.safetensors").string();
+    run.save(path);
+    Checkpoint ck = load_checkpoint(path);
+    std::filesystem::remove(path);
+    REQUIRE(ck.tokenizer);
+    CHECK(ck.vocab.empty());
+    CHECK(checkpoint_vocab_size(ck) == V);
+    REQUIRE(ck.tokenizer->n_merges() == bpe->n_merges());
+    for (int r = 0; r < bpe->n_merges(); ++r) {
+        const BpeMerge &a = bpe->merges()[size_t(r)], &b = ck.tokenizer->merges()[size_t(r)];
+        REQUIRE((a.left == b.left && a.right == b.right && a.result == b.result));
+    }
+    for (int id = 0; id < V; ++id) REQUIRE(ck.tokenizer->token(id) == bpe->token(id));
+    // the run resumes on the same tokens; a character reading of the corpus is refused with what to do
+    CHECK_NOTHROW(check_resumable(ck, d.vocab(), nullptr));
+    Dataset chars = Dataset::from_text(text, "cats");
+    CHECK_THROWS_WITH(check_resumable(ck, chars.vocab(), nullptr), Catch::Contains("--headless --resume"));
 }

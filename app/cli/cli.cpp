@@ -262,6 +262,9 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_option("--data", o.data_path, "UTF-8 text file to learn from (default: tiny Shakespeare)\n"
                                           "induction or induction:SEED: generated repeats (docs/induction.md)")
         ->type_name("FILE");
+    app.add_option("--tokenizer", o.tokenizer, "chars (the lecture's, default), bpe:N (N ids of byte-level BPE\n"
+                                                "learned on the corpus) or GPT-2's files; --headless (docs/tokens.md)")
+        ->type_name("KIND");
     // each default as the preset sets it (the help of `attnlab --preset gpt --help` shows gpt's)
     auto dflt = [](double v) {
         char b[48];
@@ -449,6 +452,15 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     }
     if (o.headless && (app.count("--fps") > 0 || app.count("--save-cpu") > 0)) {
         std::fprintf(stderr, "error: --fps and --save-cpu are for the window: drop them, or drop --headless\n");
+        return 2;
+    }
+    if (!o.headless && !o.list_devices && o.tokenizer != "chars") {
+        std::fprintf(stderr, "error: --tokenizer %s: the window shows characters only, so far: train on tokens with "
+                             "--headless (docs/tokens.md)\n", o.tokenizer.c_str());
+        return 2;
+    }
+    if (app.count("--tokenizer") > 0 && app.count("--resume") > 0) {
+        std::fprintf(stderr, "error: a resumed run keeps the tokenizer it was trained with: leave out --tokenizer\n");
         return 2;
     }
     if (!o.headless && !o.list_devices) {

@@ -14,6 +14,7 @@ class Trainer;
 struct RunOptions {
     Config cfg;
     std::string data_path = "assets/tinyshakespeare.txt";
+    std::string tokenizer = "chars";  // --tokenizer: chars, bpe:N (learned on the corpus) or GPT-2's files
     bool headless = false;
     bool validation = false;
     int device = -1;

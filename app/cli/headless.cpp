@@ -22,13 +22,14 @@ double since(clock::time_point t) { return std::chrono::duration<double>(clock::
 int run_headless(const RunOptions& o) {
     register_file("the checkpoint", o.save_path);  // what --metrics (or any other writer) must never overwrite
     register_file("the checkpoint", o.resume_path);
-    Dataset data = Dataset::from_file(o.data_path);
+    Dataset data = Dataset::from_file(o.data_path, o.tokenizer);
     Checkpoint ck;
     Config c = o.cfg;
     if (!o.resume_path.empty()) {
         std::string note;
         ck = load_checkpoint(o.resume_path, &data.vocab(), &note);
         if (!note.empty()) std::fprintf(stderr, "attnlab: note: %s: %s\n", o.resume_path.c_str(), note.c_str());
+        if (ck.tokenizer) data = Dataset::from_file(o.data_path, ck.tokenizer);  // the corpus in the run's own tokens
         c = resume_config(o, ck, data.vocab());
         // the checkpoint resumed may have brought files of its own (nanoGPT's meta.pkl): --save must not be one,
         // said now rather than at the first evaluation
@@ -125,7 +126,8 @@ int run_headless(const RunOptions& o) {
     if (c.sample_chars > 0) {
         set_interrupt_message(save ? ("training is over and saved to " + o.save_path + ": stopping the sample").c_str()
                                    : "training is over: stopping the sample");
-        std::printf("--- sample (%d characters, temperature %.2f%s) ---\n", c.sample_chars, c.temperature,
+        std::printf("--- sample (%d %s, temperature %.2f%s) ---\n", c.sample_chars, data.bpe() ? "tokens" : "characters",
+                    c.temperature,
                     c.top_k ? (", top-k " + std::to_string(c.top_k)).c_str() : "");
         std::fflush(stdout);
         auto ts = clock::now();

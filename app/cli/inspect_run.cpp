@@ -17,6 +17,13 @@ std::string inspect_corpus_path(const std::string& data, const Checkpoint& ck) {
     return named ? ck.corpus : default_corpus_path();
 }
 
+OpenRun::OpenRun(Checkpoint checkpoint) : ck(std::move(checkpoint)) {
+    if (ck.tokenizer)
+        throw Error("this run reads byte-level BPE tokens (" + std::to_string(ck.tokenizer->vocab_size()) +
+                    " ids), and inspect shows character-level runs only, so far: attnlab --headless --resume FILE "
+                    "continues it");
+}
+
 const Dataset& OpenRun::open_corpus(const std::string& data_flag) {
     data.emplace(Dataset::from_file(inspect_corpus_path(data_flag, ck)));
     check_resumable(ck, data->vocab(), nullptr);

@@ -24,7 +24,8 @@ struct OpenRun {
     std::unique_ptr<Context> ctx;
     std::unique_ptr<Session> session;
 
-    explicit OpenRun(Checkpoint checkpoint) : ck(std::move(checkpoint)) {}
+    // Throws for a run of BPE tokens: inspect shows characters only, so far.
+    explicit OpenRun(Checkpoint checkpoint);
     // Reads the corpus (inspect_corpus_path) and checks that its characters are the checkpoint's vocabulary.
     const Dataset& open_corpus(const std::string& data_flag);
     // Opens the device (-1: the default) and builds the Session with the checkpoint's configuration at batch_size

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "interrupt.h"
+#include "text/bpe.h"
 
 namespace attn {
 
@@ -11,6 +12,10 @@ void print_run_header(const Context& ctx, const Dataset& data, const Config& c, 
     std::printf("corpus: %s (%zu bytes, vocab %d) | preset %s%s: %s | %zu parameters\n", data.name().c_str(), data.bytes(),
                 data.vocab_size(), c.preset.c_str(), c.differs_from_preset() ? " (switches changed)" : "",
                 c.describe().c_str(), tr.num_params());
+    if (const auto& bpe = data.bpe())
+        std::printf("tokens: byte-level BPE, %d ids (%d merges), %zu tokens, %.2f characters a token; the losses are "
+                    "per token (per character: divided by %.2f)\n", bpe->vocab_size(), bpe->n_merges(),
+                    data.tokens().size(), data.chars_per_token(), data.chars_per_token());
     if (tr.replicas() > 1)
         std::printf("replicas: each step split over %d devices of %s, a slice of the batch each, the gradients averaged "
                     "before AdamW (--replicas 1 for one)\n", tr.replicas(), ctx.device_name().c_str());
@@ -38,6 +43,7 @@ void say_note(const std::string& note) {
 
 void print_eval_line(const Context& ctx, const Trainer& tr, const SessionEval& e) {
     std::printf("step %d: train loss %.4f, val loss %.4f", e.eval.step, e.eval.train, e.eval.val);
+    if (tr.dataset().bpe()) std::printf(" (%.4f a character)", e.eval.val / tr.dataset().chars_per_token());
     if (e.eval.tps > 0)
         std::printf(" | %.0f tokens/s, %.2f ms/step, GPU memory %.1f MiB", e.eval.tps, e.ms_per_step,
                     (ctx.allocated_bytes() + tr.replica_bytes()) / 1048576.0);

@@ -95,7 +95,14 @@ int run_tokenize_command(int argc, char** argv) {
         if (!file.empty()) text = read_file(file, "text", 1u << 30);
         std::vector<int> ids;
         std::vector<std::string> pieces;  // what each id shows, for --show
-        if (spec.rfind("chars:", 0) == 0 || spec.find(".safetensors") != std::string::npos) {
+        std::shared_ptr<const BpeTokenizer> run_bpe;  // a run's checkpoint that reads BPE tokens: its tokenizer
+        Checkpoint run;
+        const bool is_run = spec.rfind("chars:", 0) != 0 && spec.find(".safetensors") != std::string::npos;
+        if (is_run) {
+            run = load_checkpoint(spec);
+            run_bpe = run.tokenizer;
+        }
+        if (!run_bpe && (spec.rfind("chars:", 0) == 0 || is_run)) {
             std::vector<uint32_t> vocab;
             std::string source;
             if (spec.rfind("chars:", 0) == 0) {
@@ -103,7 +110,7 @@ int run_tokenize_command(int argc, char** argv) {
                 vocab = Dataset::from_file(spec.substr(6)).vocab();
             } else {
                 source = "the run '" + spec + "'";
-                vocab = load_checkpoint(spec).vocab;
+                vocab = run.vocab;
             }
             if (merges) throw Error("a character-level vocabulary has no merges: --merges is for BPE tokenizers");
             if (decode) {
@@ -114,7 +121,9 @@ int run_tokenize_command(int argc, char** argv) {
             for (int id : ids) pieces.push_back(show_token(encode_utf8(vocab[size_t(id)])));
         } else {
             BpeTokenizer tok;
-            if (spec.rfind("bpe:", 0) == 0) {
+            if (run_bpe) {
+                tok = *run_bpe;
+            } else if (spec.rfind("bpe:", 0) == 0) {
                 size_t colon = spec.find(':', 4);
                 int n = 0;
                 try {

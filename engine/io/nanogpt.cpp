@@ -331,6 +331,9 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOp
         throw Error("only nanoGPT's GPT can be exported to nanoGPT (a run of --preset nanogpt-char or nanogpt-cpu, or an "
                     "imported nanoGPT checkpoint); this run is the lecture's " + c.describe() +
                     ", whose layers nanoGPT's model.py does not have");
+    if (ck.tokenizer)
+        throw Error("this run reads byte-level BPE tokens: nanoGPT's character-level meta.pkl cannot hold them, so it "
+                    "is not exported (yet)");
     if (c.gelu_tanh)
         throw Error("nanoGPT's model.py runs the exact GELU and this run GELU's tanh form (--activation gelu-tanh): "
                     "its weights would compute something else there; export a run made with --activation gelu");

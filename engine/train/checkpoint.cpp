@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -38,6 +39,55 @@ static json config_to_json(const Config& c) {
             {"nanogpt", c.nanogpt}, {"bias", c.bias}, {"beta2", c.beta2}, {"grad_clip", c.grad_clip},
             {"eval_interval", c.eval_interval}, {"eval_iters", c.eval_iters}, {"temperature", c.temperature},
             {"top_k", c.top_k}, {"sample_chars", c.sample_chars}};
+}
+
+// A BPE tokenizer as the ids of its 256 bytes, its merges (left, right, result, flat) and its end-of-text id: the
+// tokens follow (a byte, or two tokens joined; the end-of-text token is "<|endoftext|>").
+static json tokenizer_to_json(const BpeTokenizer& t) {
+    std::vector<int> bytes(256, -1), merges;
+    for (int id = t.vocab_size() - 1; id >= 0; --id)
+        if (id != t.eot() && t.token(id).size() == 1) bytes[uint8_t(t.token(id)[0])] = id;
+    for (const BpeMerge& m : t.merges()) merges.insert(merges.end(), {m.left, m.right, m.result});
+    return {{"kind", "bpe"}, {"vocab_size", t.vocab_size()}, {"eot", t.eot()}, {"bytes", bytes}, {"merges", merges}};
+}
+
+// The tokenizer back, every id checked before it is used and the tokens' total length bounded (a chain of merges
+// could otherwise double a token's length at each step). Throws attn::Error with `bad`'s wording.
+static std::shared_ptr<const BpeTokenizer> tokenizer_from_json(const json& j, const std::function<Error(const std::string&)>& bad) {
+    if (j.value("kind", "") != "bpe") throw bad("holds a tokenizer of an unknown kind");
+    const int V = j.at("vocab_size").get<int>(), eot = j.at("eot").get<int>();
+    const auto bytes = j.at("bytes").get<std::vector<int>>(), flat = j.at("merges").get<std::vector<int>>();
+    if (V < 256 || V > (1 << 20) || bytes.size() != 256 || flat.size() % 3 != 0 || eot < -1 || eot >= V)
+        throw bad("holds a damaged tokenizer");
+    std::vector<std::string> tokens(static_cast<size_t>(V));
+    std::vector<char> made(static_cast<size_t>(V), 0);
+    auto fresh = [&](int id) {
+        if (id < 0 || id >= V || made[size_t(id)] || id == eot) throw bad("holds a damaged tokenizer");
+        made[size_t(id)] = 1;
+    };
+    for (int b = 0; b < 256; ++b) {
+        fresh(bytes[size_t(b)]);
+        tokens[size_t(bytes[size_t(b)])] = std::string(1, char(b));
+    }
+    std::vector<BpeMerge> merges;
+    size_t total = 256;
+    for (size_t i = 0; i < flat.size(); i += 3) {
+        int l = flat[i], r = flat[i + 1], res = flat[i + 2];
+        if (l < 0 || l >= V || r < 0 || r >= V || !made[size_t(l)] || !made[size_t(r)]) throw bad("holds a damaged tokenizer");
+        fresh(res);
+        total += tokens[size_t(l)].size() + tokens[size_t(r)].size();
+        if (total > (64u << 20)) throw bad("holds a tokenizer whose tokens are over 64 MiB in all: it was altered");
+        tokens[size_t(res)] = tokens[size_t(l)] + tokens[size_t(r)];
+        merges.push_back({l, r, res});
+    }
+    if (eot >= 0) tokens[size_t(eot)] = "<|endoftext|>", made[size_t(eot)] = 1;
+    for (char m : made)
+        if (!m) throw bad("holds a tokenizer with ids that are neither a byte nor a merge");
+    try {
+        return std::make_shared<const BpeTokenizer>(std::move(tokens), std::move(merges), eot);
+    } catch (const Error& e) {
+        throw bad(std::string("holds a tokenizer that is not byte-level BPE: ") + e.what());
+    }
 }
 
 static Config config_from_json(const json& j) {
@@ -174,6 +224,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
                               {"history", hist.dump()}};
     if (!ck.timelapse.empty())
         header["__metadata__"]["timelapse"] = json{{"probe", ck.timelapse.text()}}.dump();
+    if (ck.tokenizer) header["__metadata__"]["tokenizer"] = tokenizer_to_json(*ck.tokenizer).dump();
     write_safetensors(path, "the checkpoint", header, w.blobs);
 }
 
@@ -188,6 +239,13 @@ void save_tensors(const std::string& path, const std::vector<std::pair<std::stri
 
 void check_resumable(const Checkpoint& ck, const std::vector<uint32_t>& vocab, const Config* asked,
                      const std::set<std::string>* given) {
+    // a run of BPE tokens reads its corpus through its own tokenizer (Dataset::from_file(path, ck.tokenizer)), whose
+    // vocabulary (vocab) is then empty; characters read a BPE run's ids as nothing they were
+    if (ck.tokenizer && !vocab.empty())
+        throw Error("this run reads byte-level BPE tokens (" + std::to_string(ck.tokenizer->vocab_size()) + " ids), "
+                    "and only attnlab --headless opens such runs yet: continue it with attnlab --headless --resume");
+    if (!ck.tokenizer && vocab.empty())
+        throw Error("the corpus is read as BPE tokens but the checkpoint's run reads characters: leave out --tokenizer");
     if (ck.vocab != vocab) {
         std::string how;  // same size: name a character that differs
         if (ck.vocab.size() == vocab.size()) {
@@ -289,7 +347,7 @@ static void read_timelapse(Checkpoint& ck, const json& header, const json& meta,
         auto tp = tensor("timelapse.top_p", "F32", 4, {S, P, k_probe_top});
         std::vector<uint32_t> tokens;
         for (int32_t t : toks) {
-            if (t < 0 || size_t(t) >= ck.vocab.size()) throw bad("holds a time-lapse probe outside its vocabulary");
+            if (t < 0 || t >= checkpoint_vocab_size(ck)) throw bad("holds a time-lapse probe outside its vocabulary");
             tokens.push_back(uint32_t(t));
         }
         std::string text = json::parse(meta.at("timelapse").get<std::string>()).at("probe").get<std::string>();
@@ -383,6 +441,7 @@ static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::
             ck.vocab.push_back(v.get<uint32_t>());
         }
         ck.corpus = meta.value("corpus", "");
+        if (meta.contains("tokenizer")) ck.tokenizer = tokenizer_from_json(json::parse(meta.at("tokenizer").get<std::string>()), bad);
         ck.state.step = std::stoi(meta.at("step").get<std::string>());
         if (ck.state.step < 0) throw std::runtime_error("step");
         json rng = json::parse(meta.at("rng").get<std::string>());
@@ -413,9 +472,10 @@ static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::
         throw bad("holds an all-zero random-number state (every batch would be the same one): it was altered or damaged");
     auto errs = validate(ck.config);
     if (!errs.empty()) throw bad("holds an invalid config: " + errs.front().message);
-    if (ck.vocab.size() < 2) throw bad("holds an empty vocabulary");
+    if (ck.tokenizer ? !ck.vocab.empty() : ck.vocab.size() < 2)
+        throw bad(ck.tokenizer ? "holds both a tokenizer and characters" : "holds an empty vocabulary");
     size_t max_floats = bytes.size() / 4;  // a config must not ask for more than the file can hold
-    ModelLayout L = make_layout(ck.config, int(std::min<size_t>(ck.vocab.size(), 1u << 21)));
+    ModelLayout L = make_layout(ck.config, std::min(checkpoint_vocab_size(ck), 1 << 21));
     if (L.flat > max_floats) throw bad("holds a config larger than its data (truncated or altered)");
     ck.state.params.assign(L.flat, 0.0f);
     ck.state.adam_m.assign(L.flat, 0.0f);

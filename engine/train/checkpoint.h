@@ -2,12 +2,14 @@
 // config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "model/config.h"
+#include "text/bpe.h"
 #include "train/timelapse.h"
 
 namespace attn {
@@ -34,12 +36,18 @@ struct TrainerState {
 
 struct Checkpoint {
     Config config;
-    std::vector<uint32_t> vocab;  // id -> Unicode code point
+    std::vector<uint32_t> vocab;  // id -> Unicode code point (empty when the run reads BPE tokens: tokenizer)
     std::string corpus;           // path it was trained on (informational)
     TrainerState state;
     RunHistory history;
     TimeLapse timelapse;  // empty: none recorded (or a checkpoint from before time-lapses)
+    std::shared_ptr<const BpeTokenizer> tokenizer;  // the run's byte-level BPE (null: the characters of `vocab`)
 };
+
+// The number of token ids the checkpoint's model reads: its tokenizer's, else its characters'.
+inline int checkpoint_vocab_size(const Checkpoint& ck) {
+    return ck.tokenizer ? ck.tokenizer->vocab_size() : int(ck.vocab.size());
+}
 
 constexpr int CHECKPOINT_VERSION = 1;
 // The highest step a checkpoint may hold (a run's steps and the window's counters stay far from overflow).

@@ -2,8 +2,11 @@
 #include "train/dataset.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include "io/files.h"
+#include "text/bpe.h"
+#include "text/bpe_files.h"
 #include "train/induction_corpus.h"
 #include "vk/check.h"
 
@@ -65,6 +68,43 @@ Dataset Dataset::from_file(const std::string& path) {
     return from_text(text, path);
 }
 
+Dataset Dataset::from_file(const std::string& path, const std::string& tokenizer) {
+    if (tokenizer.empty() || tokenizer == "chars") return from_file(path);
+    if (tokenizer.rfind("bpe:", 0) == 0) {
+        char* end = nullptr;
+        long n = std::strtol(tokenizer.c_str() + 4, &end, 10);
+        if (tokenizer.size() == 4 || *end != '\0' || n < 257 || n > 65536)
+            throw Error("--tokenizer " + tokenizer + ": give bpe:N, N the vocabulary from 257 to 65536 (256 bytes and "
+                        "N - 256 merges learned on the corpus), e.g. bpe:512");
+        Dataset chars = from_file(path);  // the corpus's checks, and its text back
+        std::string text = chars.decode(chars.tokens());
+        auto bpe = std::make_shared<const BpeTokenizer>(learn_bpe(text, int(n)));
+        return from_text(text, path, bpe);
+    }
+    return from_file(path, std::make_shared<const BpeTokenizer>(load_bpe_tokenizer(tokenizer)));
+}
+
+Dataset Dataset::from_file(const std::string& path, std::shared_ptr<const BpeTokenizer> bpe) {
+    Dataset chars = from_file(path);
+    return from_text(chars.decode(chars.tokens()), path, std::move(bpe));
+}
+
+Dataset Dataset::from_text(const std::string& text, const std::string& name, std::shared_ptr<const BpeTokenizer> bpe) {
+    Dataset d = from_text(text, name);  // the checks, and the character count
+    if (!bpe) return d;
+    size_t n_chars = d.m_tokens.size();
+    std::vector<int> ids = bpe->encode(text);
+    d.m_tokens.assign(ids.begin(), ids.end());
+    d.m_vocab.clear();
+    d.m_bpe = std::move(bpe);
+    d.m_tiny_shakespeare = false;  // the lecture's losses are per character: not comparable with these
+    d.m_chars_per_token = d.m_tokens.empty() ? 1.0 : double(n_chars) / double(d.m_tokens.size());
+    d.m_n_train = size_t(0.9 * double(d.m_tokens.size()));
+    return d;
+}
+
+int Dataset::vocab_size() const { return m_bpe ? m_bpe->vocab_size() : int(m_vocab.size()); }
+
 Dataset Dataset::from_text(const std::string& text, const std::string& name) {
     if (text.empty()) throw Error("corpus '" + name + "' is empty: give it some text to learn from");
     if (text.size() > MAX_CORPUS_BYTES)
@@ -108,6 +148,10 @@ void Dataset::check_block_size(int block_size, bool flag) const {
 }
 
 std::vector<uint32_t> Dataset::encode(const std::string& s) const {
+    if (m_bpe) {
+        std::vector<int> v = m_bpe->encode(s);
+        return std::vector<uint32_t>(v.begin(), v.end());
+    }
     std::vector<uint32_t> cps, ids;
     if (!decode_utf8(s, cps, nullptr)) return ids;
     for (uint32_t c : cps) {
@@ -117,9 +161,10 @@ std::vector<uint32_t> Dataset::encode(const std::string& s) const {
     return ids;
 }
 
-bool Dataset::knows(uint32_t c) const { return std::binary_search(m_vocab.begin(), m_vocab.end(), c); }
+bool Dataset::knows(uint32_t c) const { return m_bpe || std::binary_search(m_vocab.begin(), m_vocab.end(), c); }
 
 std::string Dataset::unknown_chars(const std::string& s) const {
+    if (m_bpe) return "";  // every byte is a token
     std::vector<uint32_t> cps, seen;
     if (!decode_utf8(s, cps, nullptr)) return "(all of it: not valid UTF-8)";  // encode() skips it all
     std::string out;
@@ -131,7 +176,10 @@ std::string Dataset::unknown_chars(const std::string& s) const {
     return out;
 }
 
-std::string Dataset::decode(uint32_t id) const { return id < m_vocab.size() ? encode_utf8(m_vocab[id]) : std::string("?"); }
+std::string Dataset::decode(uint32_t id) const {
+    if (m_bpe) return int(id) < m_bpe->vocab_size() ? m_bpe->token(int(id)) : std::string("?");
+    return id < m_vocab.size() ? encode_utf8(m_vocab[id]) : std::string("?");
+}
 
 std::string Dataset::decode(const std::vector<uint32_t>& ids) const {
     std::string s;

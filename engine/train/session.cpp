@@ -124,6 +124,19 @@ std::vector<uint32_t> Session::probe_tokens(const Dataset& data, const std::stri
                                             std::string* note, std::string* kept) {
     std::vector<uint32_t> cps;
     if (text.empty()) throw Error("the probe is empty: type some text");
+    if (data.bpe()) {  // BPE: every byte has a token; the last block_size tokens are kept
+        std::vector<uint32_t> ids = data.encode(text);
+        size_t T = size_t(block_size);
+        std::string said;
+        if (ids.size() > T) {
+            ids.erase(ids.begin(), ids.end() - long(T));
+            said = "the probe is longer than the block size (" + std::to_string(T) + " tokens): its last " +
+                   std::to_string(T) + " tokens are used";
+        }
+        if (note) *note = said;
+        if (kept) *kept = data.decode(ids);
+        return ids;
+    }
     if (!decode_utf8(text, cps, nullptr)) throw Error("the probe is not valid UTF-8 text: type it again");
     // a character the corpus lacks keeps its place as a stand-in (timelapse.h, probe_chars)
     const auto& vocab = data.vocab();
@@ -297,6 +310,7 @@ std::vector<double> Session::head_importance(int step, AblationMode mode, int* s
 }
 
 const std::vector<HeadScores>& Session::head_scores_at(int step, int* step_used) {
+    if (m_data.bpe()) throw Error("head scores read characters: a run of BPE tokens has none yet");
     size_t i = recorded_index(step);
     const ProbeSnapshot& view = m_timelapse.snapshots()[i];
     if (step_used) *step_used = view.step;
@@ -422,7 +436,9 @@ SessionSample Session::sample(const std::string& prompt, int n_chars, uint64_t s
 }
 
 Checkpoint Session::checkpoint() {
-    return {m_trainer->config(), m_data.vocab(), m_data.name(), m_trainer->export_state(), m_history, m_timelapse};
+    Checkpoint ck{m_trainer->config(), m_data.vocab(), m_data.name(), m_trainer->export_state(), m_history, m_timelapse};
+    ck.tokenizer = m_data.bpe();
+    return ck;
 }
 
 void Session::save(const std::string& path) {
@@ -504,6 +520,7 @@ bool Session::keep_good_state() {
     for (float v : st.params)
         if (!std::isfinite(v)) return false;
     m_good = {m_trainer->config(), m_data.vocab(), m_data.name(), std::move(st), m_history};
+    m_good.tokenizer = m_data.bpe();
     m_has_good = true;
     return true;
 }

@@ -81,6 +81,7 @@ std::vector<uint8_t> probe_unknown(const std::vector<uint32_t>& tokens, const st
                                    const std::vector<uint32_t>& vocab) {
     std::vector<uint32_t> cps;
     std::vector<uint8_t> out(tokens.size(), 0);
+    if (vocab.empty()) return out;  // BPE tokens (Dataset::vocab() empty): every byte has one
     if (!decode_utf8(text, cps, nullptr) || cps.size() != tokens.size()) return out;
     for (size_t t = 0; t < tokens.size(); t++) out[t] = tokens[t] >= vocab.size() || vocab[tokens[t]] != cps[t];
     return out;

@@ -36,7 +36,8 @@ struct ProbeSnapshot {
 // the tokens' own (vocab: id -> code point).
 std::vector<std::string> probe_chars(const std::vector<uint32_t>& tokens, const std::string& text,
                                      const std::vector<uint32_t>& vocab);
-// (P,) 1 where the character typed is not the token's: a character the corpus does not have.
+// (P,) 1 where the character typed is not the token's: a character the corpus does not have (none for BPE: vocab
+// empty).
 std::vector<uint8_t> probe_unknown(const std::vector<uint32_t>& tokens, const std::string& text,
                                    const std::vector<uint32_t>& vocab);
 // char_loss[t-1] = NaN where position t is unknown.
