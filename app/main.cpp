@@ -9,7 +9,7 @@
 #include "inspect_cli.h"
 #include "io/files.h"
 #include "lab_cli.h"
-#include "nanogpt_cli.h"
+#include "import_cli.h"
 #include "tokenize_cli.h"
 #include "window_app.h"
 #include "vk/context.h"
@@ -28,9 +28,9 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "lab") == 0) return attn::run_lab_command(argc - 1, argv + 1);
     // `attnlab inspect FILE`: a checkpoint's probe, attention and predictions as text
     if (argc > 1 && std::strcmp(argv[1], "inspect") == 0) return attn::run_inspect_command(argc - 1, argv + 1);
-    // `attnlab import nanogpt CKPT.pt -o RUN` / `attnlab export nanogpt RUN -o DIR`: nanoGPT's checkpoints in and out
+    // `attnlab import nanogpt|gpt2|llmc FILE -o RUN` / `attnlab export nanogpt|llmc RUN -o OUT`: runs in and out
     if (argc > 1 && (std::strcmp(argv[1], "import") == 0 || std::strcmp(argv[1], "export") == 0))
-        return attn::run_nanogpt_command(argc - 1, argv + 1);
+        return attn::run_import_command(argc - 1, argv + 1);
     // `attnlab tokenize TOKENIZER TEXT`: the ids a tokenizer gives a text
     if (argc > 1 && std::strcmp(argv[1], "tokenize") == 0) return attn::run_tokenize_command(argc - 1, argv + 1);
     attn::RunOptions o;

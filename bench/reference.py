@@ -14,6 +14,9 @@ Subcommands
                                 attention, and a probe's loss with one head's output replaced by zeros and by its
                                 mean (forward hooks on the lecture's Head modules, float64). Exit 0 if all agree
                                 with Attention Lab's to CIRCUITS_TOL, 1 if not.
+  gpt2-fixtures OUT --tokenizer DIR, llmc-read FILE random
+                                GPT-2 as Hugging Face runs it, random-weights models in its, llm.c's and nanoGPT's
+                                layouts with their logits, and llm.c's reader (bench/reference_gpt2.py).
   train --preset P [...]        train like the lecture's script and print, as the last line,
                                 RESULT preset=P ... tokens_per_s=X val_loss=Y ...
                                 tokens/s counts training steps only (get_batch + forward + backward + AdamW
@@ -545,7 +548,18 @@ def main():
                         "(the final gpt.py's normal(0, 0.02) init)")
     p.add_argument("--metrics", help="write step,train_loss,val_loss,tokens_per_s to this CSV (as attnlab)")
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
+    p = sub.add_parser("gpt2-fixtures", help="random-weights GPT-2 in Hugging Face's, llm.c's and nanoGPT's layouts, "
+                                             "with their logits (bench/reference_gpt2.py)")
+    p.add_argument("out")
+    p.add_argument("--tokenizer", required=True, help="GPT-2's encoder.json + vocab.bpe folder (assets/gpt2)")
+    p = sub.add_parser("llmc-read", help="read an llm.c checkpoint as llm.c does and compare with the fixtures' model")
+    p.add_argument("file")
+    p.add_argument("against", choices=("random",))
     args = ap.parse_args()
+    if args.cmd in ("gpt2-fixtures", "llmc-read"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import reference_gpt2  # (bench/reference_gpt2.py)
+        sys.exit(reference_gpt2.cmd_fixtures(args) if args.cmd == "gpt2-fixtures" else reference_gpt2.cmd_llmc_read(args))
     if args.cmd == "circuits":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from reference_circuits import cmd_circuits  # (bench/reference_circuits.py)

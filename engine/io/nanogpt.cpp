@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "io/files.h"
+#include "io/gpt2.h"
 #include "io/torch_pickle.h"
 #include "model/model.h"
 #include "rng.h"
@@ -73,7 +74,8 @@ static std::vector<uint32_t> read_meta(const std::string& path, int V) {
 }
 
 Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
-                          const std::vector<uint32_t>* corpus_vocab, std::string* note) {
+                          const std::vector<uint32_t>* corpus_vocab, std::string* note,
+                          std::shared_ptr<const BpeTokenizer> tokenizer) {
     // the files read here are never written as anything else by this run (io/files.h), whatever -o, --save or
     // --metrics say
     register_file("the nanoGPT checkpoint", path);
@@ -283,35 +285,45 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
     }
     if (!moments) say("no AdamW state that fits the model: its moments start at zero");
 
+    Rng rng(c.seed), eval_rng(c.seed ^ 0x5eedULL);  // as a new Trainer seeds them
+    for (int i = 0; i < 4; i++) {
+        st.rng[i] = rng.state()[i];
+        st.eval_rng[i] = eval_rng.state()[i];
+    }
     Checkpoint ck;
     ck.config = c;
+    ck.state = std::move(st);
     ck.corpus = "";  // nanoGPT's checkpoint names no text file (its config's `dataset` is a folder name)
     // the vocabulary
     std::string meta = meta_path;
-    if (meta.empty()) {
+    if (meta.empty() && !tokenizer) {
         std::filesystem::path beside = std::filesystem::path(path).parent_path() / "meta.pkl";
         std::error_code ec;
         if (std::filesystem::is_regular_file(beside, ec)) meta = beside.string();
     }
-    if (!meta.empty()) {
+    if (tokenizer) {  // GPT-2's tokens (or another BPE): the model's rows past the tokenizer's are padding (50304)
+        ImportedModel m{std::move(ck), V};
+        std::string dropped;
+        attach_tokenizer(m, std::move(tokenizer), &dropped);
+        ck = std::move(m.ck);
+        say(std::to_string(ck.tokenizer->vocab_size()) + " byte-level BPE tokens from the tokenizer given" +
+            (dropped.empty() ? "" : ", " + dropped));
+    } else if (!meta.empty()) {
         register_file("the nanoGPT vocabulary (meta.pkl)", meta);
         ck.vocab = read_meta(meta, V);
         say("characters from " + meta);
     } else if (corpus_vocab && int(corpus_vocab->size()) == V) {
         ck.vocab = *corpus_vocab;
         say("no meta.pkl beside it: the corpus's " + std::to_string(V) + " characters, sorted, as nanoGPT's prepare.py makes them");
+    } else if (V >= 50257) {
+        throw Error("'" + path + "' has no meta.pkl beside it and a vocabulary of " + std::to_string(V) +
+                    ": GPT-2's tokens; give --tokenizer assets/gpt2 (GPT-2's files, which scripts/setup.sh fetches)");
     } else {
         throw Error("'" + path + "' has no meta.pkl beside it, so its " + std::to_string(V) +
                     " token ids cannot be shown as characters: give --meta DATA/meta.pkl (nanoGPT's prepare.py writes it"
                     " into data/shakespeare_char/)" +
                     (corpus_vocab ? ", or train on a corpus with exactly " + std::to_string(V) + " characters" : ""));
     }
-    Rng rng(c.seed), eval_rng(c.seed ^ 0x5eedULL);  // as a new Trainer seeds them
-    for (int i = 0; i < 4; i++) {
-        st.rng[i] = rng.state()[i];
-        st.eval_rng[i] = eval_rng.state()[i];
-    }
-    ck.state = std::move(st);
     ValuePtr best = root->get("best_val_loss");
     if (auto v = best ? scalar(best) : std::nullopt) {
         if (std::isfinite(*v) && *v >= 0 && *v < 1e8) {  // train.py starts from 1e9: no evaluation yet
@@ -331,13 +343,10 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOp
         throw Error("only nanoGPT's GPT can be exported to nanoGPT (a run of --preset nanogpt-char or nanogpt-cpu, or an "
                     "imported nanoGPT checkpoint); this run is the lecture's " + c.describe() +
                     ", whose layers nanoGPT's model.py does not have");
-    if (ck.tokenizer)
-        throw Error("this run reads byte-level BPE tokens: nanoGPT's character-level meta.pkl cannot hold them, so it "
-                    "is not exported (yet)");
     if (c.gelu_tanh)
         throw Error("nanoGPT's model.py runs the exact GELU and this run GELU's tanh form (--activation gelu-tanh): "
                     "its weights would compute something else there; export a run made with --activation gelu");
-    const int V = int(ck.vocab.size());
+    const int V = checkpoint_vocab_size(ck);
     ModelLayout L = make_layout(c, V);
     if (ck.state.params.size() != L.flat || ck.state.adam_m.size() != L.flat || ck.state.adam_v.size() != L.flat)
         throw Error("the run's saved state does not fit its model: save the checkpoint again");
@@ -397,7 +406,7 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOp
                                           {"dropout", real(c.dropout)}});
     ValuePtr config = torch_io::dict(
         {{"out_dir", str(dir)}, {"eval_interval", integer(c.eval_interval)}, {"eval_iters", integer(c.eval_iters)},
-         {"init_from", str("resume")}, {"dataset", str("shakespeare_char")}, {"gradient_accumulation_steps", integer(1)},
+         {"init_from", str("resume")}, {"dataset", str(ck.tokenizer ? "shakespeare" : "shakespeare_char")}, {"gradient_accumulation_steps", integer(1)},
          {"batch_size", integer(c.batch_size)}, {"block_size", integer(c.block_size)}, {"n_layer", integer(c.n_layer)},
          {"n_head", integer(c.n_head)}, {"n_embd", integer(c.n_embd)}, {"dropout", real(c.dropout)},
          {"bias", boolean(c.bias)}, {"learning_rate", real(c.lr)}, {"max_iters", integer(c.max_iters)},
@@ -410,7 +419,7 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOp
                                     {"best_val_loss", w.tensor({float(best)}, {})}, {"config", config}});
     // meta.pkl: prepare.py's vocabulary dict
     ValuePtr itos = int_dict(), stoi = int_dict();
-    for (int i = 0; i < V; i++) {
+    for (int i = 0; i < int(ck.vocab.size()); i++) {
         itos->dict.emplace_back(integer(i), str(encode_utf8(ck.vocab[i])));
         stoi->dict.emplace_back(str(encode_utf8(ck.vocab[i])), integer(i));
     }
@@ -418,15 +427,19 @@ void export_nanogpt(const Checkpoint& ck, const std::string& dir, const ExportOp
     namespace fs = std::filesystem;
     const std::string ckpt = (fs::path(dir) / "ckpt.pt").string(), meta_path = (fs::path(dir) / "meta.pkl").string();
     std::error_code ec;
-    for (const std::string& f : {ckpt, meta_path})
+    // a run of BPE tokens has no meta.pkl: nanoGPT then reads GPT-2's tokens (sample.py encodes with tiktoken's gpt2)
+    std::vector<std::string> files = {ckpt};
+    if (!ck.tokenizer) files.push_back(meta_path);
+    for (const std::string& f : files)
         if (!opt.force && fs::symlink_status(f, ec).type() != fs::file_type::not_found)
             throw Error("'" + f + "' exists: add --force to replace it, or give another -o folder");
     fs::create_directories(dir, ec);
     if (ec) throw Error("cannot create folder '" + dir + "': " + ec.message() + " (choose another -o)");
     // both files written beside, then renamed into place: never one new file beside an old one
     std::string pt = w.bytes(root, "ckpt");
-    write_files_atomic({{ckpt, "the exported checkpoint", std::move(pt)},
-                        {meta_path, "the exported vocabulary", torch_io::pickle(meta)}});
+    if (ck.tokenizer) write_file_atomic(ckpt, "the exported checkpoint", pt);
+    else write_files_atomic({{ckpt, "the exported checkpoint", std::move(pt)},
+                             {meta_path, "the exported vocabulary", torch_io::pickle(meta)}});
 }
 
 }  // namespace attn
