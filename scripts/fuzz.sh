@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader, the
-# nanoGPT checkpoint import and the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself (CI: 15 s each).
+# nanoGPT checkpoint import, the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself, and GPT-2's model
+# readers (Hugging Face's safetensors, llm.c's .bin) (CI: 15 s each).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
 # regression test (a case in tests/test_dataset.cpp, test_checkpoint.cpp, test_torch_pickle.cpp, test_nanogpt_io.cpp
-# or test_bpe.cpp feeding those bytes). Exits non-zero on a crash.
+# test_bpe.cpp or test_gpt2_io.cpp feeding those bytes). Exits non-zero on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -30,6 +31,10 @@ clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/
     engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp -lzip -o "$out/fuzz_nanogpt"
 clang++ "${common[@]}" tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
     engine/io/files.cpp -o "$out/fuzz_tokenizer"
+clang++ "${common[@]}" tests/fuzz/fuzz_gpt2.cpp engine/io/gpt2.cpp engine/io/files.cpp engine/model/model_layout.cpp \
+    engine/model/config.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/timelapse.cpp \
+    engine/train/dataset.cpp engine/train/induction_corpus.cpp \
+    -o "$out/fuzz_gpt2"
 # the hostile checkpoints of tests/hostile_cli_test.sh seed the nanoGPT and pickle harnesses too (those under the
 # length limit; their data.pkl for the pickle reader)
 hostile="$out/hostile"
@@ -47,7 +52,7 @@ for f in os.listdir(d + "/files"):
         except Exception:
             pass  # a damaged container: the nanoGPT harness has the whole file
 PY
-for h in corpus checkpoint torch_pickle nanogpt tokenizer; do
+for h in corpus checkpoint torch_pickle nanogpt tokenizer gpt2; do
     mkdir -p "$out/corpus_$h"
     echo "fuzzing $h for ${secs}s"
     seeds=("tests/fuzz/seeds/$h")

@@ -192,3 +192,25 @@ TEST_CASE("an imported run's logits, for the comparison with PyTorch", "[.gpt2-l
     std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(logits.data()),
                                                std::streamsize(logits.size() * sizeof(float)));
 }
+
+TEST_CASE("the GPT-2 fuzzer's seeds are models each reader opens", "[gpt2]") {
+    const std::string seeds = std::string(ATTN_FIXTURES) + "/../fuzz/seeds/gpt2/";
+    for (const char* name : {"tiny.bin", "tiny_bf16.bin"}) {
+        INFO(name);
+        ImportedModel m = read_llmc(seeds + name);
+        REQUIRE(m.model_vocab == 8);
+        REQUIRE(m.ck.config.n_embd == 4);
+    }
+    // the Hugging Face seed in a folder with a config.json of one head, as the fuzzer reads it
+    const std::string dir = temp_path("hf");
+    fs::create_directories(dir);
+    fs::copy_file(seeds + "tiny.safetensors", dir + "/model.safetensors", fs::copy_options::overwrite_existing);
+    write_bytes(dir + "/config.json", R"({"n_head": 1, "activation_function": "gelu_new"})");
+    ImportedModel m = read_hf_gpt2(dir);
+    REQUIRE(m.model_vocab == 8);
+    REQUIRE(m.ck.config.n_head == 1);
+    write_bytes(dir + "/config.json", R"({"n_head": 1, "activation_function": "relu"})");
+    forget_files("the GPT-2 model");
+    CHECK_THROWS_WITH(read_hf_gpt2(dir), Catch::Contains("activation_function 'relu'"));
+    fs::remove_all(dir);
+}
