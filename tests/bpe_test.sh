@@ -4,7 +4,7 @@
 # random bytes (invalid UTF-8 included); llm.c's tokenizer .bin (written here from GPT-2's files as llm.c's
 # train_gpt2.py writes it) gives the same ids; a tokenizer learned with bpe:N has the reference's merges and ids;
 # broken tokenizer files exit 2 with one line; a run trained headless on bpe:300 tokens resumes exactly, and the
-# window and inspect refuse it with what to do. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
+# window and inspect --heads refuse it with what to do, inspect shows its tokens. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
 # fetches them into assets/gpt2).
 # Usage: bpe_test.sh PATH/TO/attnlab CORPUS GPT2_DIR
 set -u
@@ -142,7 +142,17 @@ bad_run() {  # bad_run WANT ARGS...: attnlab ARGS exits 2 with one line holding 
 }
 bad_run "the window shows characters only" --data "$dir/learn.txt" --tokenizer bpe:300
 bad_run "keeps the tokenizer it was trained with" --headless --resume "$dir/t.safetensors" --tokenizer bpe:300
-bad_run "inspect shows character-level runs only" inspect "$dir/t.safetensors"
+bad_run "--heads works on character-level runs only" inspect "$dir/t.safetensors" --heads
+# inspect shows tokens: the probe split where tokenize splits it, each position a token, at the weights and at a step
+ids=$("$BIN" tokenize "$dir/t.safetensors" "the king")
+n=$(echo "$ids" | wc -w)  # (within the run's block of 8)
+"$BIN" inspect "$dir/t.safetensors" --probe "the king" >"$dir/i.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "^probe ($n tokens): \"" "$dir/i.txt" && grep -q "the likeliest next tokens" "$dir/i.txt" &&
+   grep "^probe (" "$dir/i.txt" | grep -q "|" && [ "$(grep -cE '^ +[0-9]+ ' "$dir/i.txt" | head -1)" -ge "$n" ]; then
+    passes=$((passes+1)); else fail "inspect should show a BPE run's probe as $n tokens (exit $rc)"; cat "$dir/i.txt"; fi
+"$BIN" inspect "$dir/t.safetensors" --step 20 >"$dir/i.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "recorded at step 20" "$dir/i.txt" && grep -q "^probe ([0-9]* tokens)" "$dir/i.txt"; then
+    passes=$((passes+1)); else fail "inspect --step should show a BPE run's recorded views (exit $rc)"; cat "$dir/i.txt"; fi
 bad_run "from 257 to 65536" --headless --data "$dir/learn.txt" --tokenizer bpe:9
 
 echo "$passes passed, $fails failed"

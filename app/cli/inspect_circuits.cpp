@@ -21,6 +21,7 @@ std::unique_ptr<OpenRun> open_run(const CircuitsRequest& r) {
     Checkpoint ck = load_checkpoint(r.file);
     if (ck.config.kind == ModelKind::Bigram)
         throw Error("the bigram model has no attention: there is no head to knock out");
+    refuse_tokens(ck, r.icl ? "--icl" : "--ablate");
     auto o = std::make_unique<OpenRun>(std::move(ck));
     o->open_corpus(r.data);
     o->start(r.device, o->ck.config.batch_size);

@@ -27,17 +27,6 @@ struct InspectOptions {
     bool list = false, has_step = false, has_probe = false, has_layer = false, has_head = false;
 };
 
-// A character as the tables show it: a space as ␣, a newline as ⏎, a tab as ⇥.
-std::string glyph(const std::vector<uint32_t>& vocab, int32_t id) {
-    if (id < 0 || size_t(id) >= vocab.size()) return "?";
-    uint32_t cp = vocab[size_t(id)];
-    if (cp == ' ') return "\u2423";
-    if (cp == '\n') return "\u23ce";
-    if (cp == '\t') return "\u21e5";
-    if (cp < 32) return "^" + std::string(1, char('@' + cp));
-    return encode_utf8(cp);
-}
-
 // s padded with spaces to `width` characters (UTF-8: one column a code point), on the left (right-aligned) or right.
 std::string pad(const std::string& s, int width, bool left = true) {
     int n = 0;
@@ -46,17 +35,15 @@ std::string pad(const std::string& s, int width, bool left = true) {
     return left ? fill + s : s + fill;
 }
 
+// Columns a string takes (one a code point).
+int columns(const std::string& s) {
+    int n = 0;
+    for (unsigned char ch : s) n += (ch & 0xc0) != 0x80;
+    return n;
+}
+
 // A probe character the corpus lacks, as the tables show it: in angle brackets (fed as a stand-in, no loss).
 std::string marked(const std::string& c) { return "\u27e8" + c + "\u27e9"; }
-
-// The probe as typed, its characters the corpus lacks in angle brackets.
-std::string shown_probe(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::string& text) {
-    std::vector<std::string> chars = probe_chars(tokens, text, vocab);
-    std::vector<uint8_t> unknown = probe_unknown(tokens, text, vocab);
-    std::string s;
-    for (size_t t = 0; t < chars.size(); t++) s += unknown[t] ? marked(chars[t]) : chars[t];
-    return s;
-}
 
 void print_list(const std::string& file, const Checkpoint& ck) {
     const TimeLapse& tl = ck.timelapse;
@@ -85,35 +72,41 @@ void print_list(const std::string& file, const Checkpoint& ck) {
 }
 
 // The probe's characters, the loss on each (from the second on) and the top-5 predictions after each.
-void print_positions(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::string& text,
+void print_positions(const TokenNames& names, const std::vector<uint32_t>& tokens, const std::string& text,
                      const ProbeSnapshot& s) {
-    std::vector<std::string> chars = probe_chars(tokens, text, vocab);
-    std::vector<uint8_t> unknown = probe_unknown(tokens, text, vocab);
-    std::printf("%4s %-4s %8s   %s\n", "pos", "char", "loss", "the likeliest next characters");
+    std::vector<std::string> chars = probe_chars(tokens, text, names.vocab);
+    std::vector<uint8_t> unknown = probe_unknown(tokens, text, names.vocab);
+    int width = 4;  // the widest token's glyph, within reason
+    for (uint32_t t : tokens) width = std::clamp(columns(names.glyph(int32_t(t))), width, 16);
+    std::printf("%4s %s %8s   the likeliest next %s\n", "pos", pad(names.unit(), width, false).c_str(), "loss",
+                names.units());
     for (size_t t = 0; t < tokens.size(); t++) {
-        std::string c = unknown[t] ? marked(chars[t]) : glyph(vocab, int32_t(tokens[t]));
-        std::printf("%4zu %s ", t, pad(c, 4, false).c_str());
+        std::string c = unknown[t] ? marked(chars[t]) : names.glyph(int32_t(tokens[t]));
+        std::printf("%4zu %s ", t, pad(c, width, false).c_str());
         if (t == 0) std::printf("%8s   ", "-");
         else if (std::isnan(s.char_loss[t - 1])) std::printf("%8s   ", "no loss");
         else std::printf("%8.3f   ", s.char_loss[t - 1]);
         for (int k = 0; k < k_probe_top; k++) {
             int32_t id = s.top_ids[t * k_probe_top + k];
-            if (id >= 0) std::printf("%s %.2f  ", glyph(vocab, id).c_str(), s.top_p[t * k_probe_top + k]);
+            if (id >= 0) std::printf("%s %.2f  ", names.glyph(id).c_str(), s.top_p[t * k_probe_top + k]);
         }
         std::printf("\n");
     }
 }
 
 // One head's (P, P) attention: a table of percentages for short probes, else each row's three strongest keys.
-void print_head(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>& tokens, const std::vector<float>& a,
+void print_head(const TokenNames& names, const std::vector<uint32_t>& tokens, const std::vector<float>& a,
                 bool causal) {
     int P = int(tokens.size());
-    if (P <= 24) {
+    auto glyph = [&](uint32_t id) { return names.glyph(int32_t(id)); };
+    int width = 4;  // the widest token's glyph, within reason
+    for (uint32_t t : tokens) width = std::clamp(columns(glyph(t)), width, 16);
+    if (P <= 24 && !names.bpe) {  // (tokens are wider than a table's column: listed instead)
         std::printf("     ");
-        for (int j = 0; j < P; j++) std::printf("%s", pad(glyph(vocab, int32_t(tokens[j])), 4).c_str());
+        for (int j = 0; j < P; j++) std::printf("%s", pad(glyph(tokens[j]), 4).c_str());
         std::printf("   (%% of each row)\n");
         for (int i = 0; i < P; i++) {
-            std::printf("%s ", pad(glyph(vocab, int32_t(tokens[i])), 4).c_str());
+            std::printf("%s ", pad(glyph(tokens[i]), 4).c_str());
             for (int j = 0; j < P; j++) {
                 if (causal && j > i) std::printf("%4s", "");
                 else std::printf("%4.0f", 100.0 * a[size_t(i) * P + j]);
@@ -128,9 +121,9 @@ void print_head(const std::vector<uint32_t>& vocab, const std::vector<uint32_t>&
         size_t k = std::min<size_t>(3, order.size());
         std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
                           [&](int x, int y) { return a[size_t(i) * P + x] > a[size_t(i) * P + y]; });
-        std::printf("%4d %s ->", i, pad(glyph(vocab, int32_t(tokens[i])), 4, false).c_str());
+        std::printf("%4d %s ->", i, pad(glyph(tokens[i]), width, false).c_str());
         for (size_t n = 0; n < k; n++)
-            std::printf("  %d %s %.2f", order[n], glyph(vocab, int32_t(tokens[order[n]])).c_str(), a[size_t(i) * P + order[n]]);
+            std::printf("  %d %s %.2f", order[n], glyph(tokens[order[n]]).c_str(), a[size_t(i) * P + order[n]]);
         std::printf("\n");
     }
 }
@@ -204,14 +197,19 @@ int inspect(const InspectOptions& o) {
 
     int P = int(tokens.size());
     std::printf("%s: preset %s (%s), %s\n", o.file.c_str(), c.preset.c_str(), c.describe().c_str(), how.c_str());
-    std::string shown = shown_probe(ck.vocab, tokens, text);
-    std::printf("probe (%d characters): \"%s\"\n", P, one_line(shown).c_str());
-    std::printf("probe loss %.4f (the mean of each character's -log p given the characters before it)\n",
-                snap.mean_loss());
+    const TokenNames names(ck);
+    std::string shown = names.shown(tokens, probe_chars(tokens, text, ck.vocab), probe_unknown(tokens, text, ck.vocab));
+    std::printf("probe (%d %s): \"%s\"\n", P, names.units(), one_line(shown).c_str());
+    if (names.bpe)
+        std::printf("probe loss %.4f (the mean of each token's -log p given the tokens before it)\n", snap.mean_loss());
+    else
+        std::printf("probe loss %.4f (the mean of each character's -log p given the characters before it)\n",
+                    snap.mean_loss());
     std::printf("(\u2423 is a space, \u23ce a newline%s)\n\n",
-                shown.find("\u27e8") != std::string::npos
+                names.bpe ? "; | separates tokens, \\xNN is a byte of a character cut between tokens"
+                : shown.find("\u27e8") != std::string::npos
                     ? "; \u27e8x\u27e9 a character the corpus lacks: fed as a stand-in, given no loss" : "");
-    print_positions(ck.vocab, tokens, text, snap);
+    print_positions(names, tokens, text, snap);
     if (L == 0) {
         std::printf("\nthe bigram model has no attention\nmean attention entropy: n/a\n");
         return 0;
@@ -225,7 +223,7 @@ int inspect(const InspectOptions& o) {
                                  : all || (l == 0 && h == 0);
             if (!chosen) continue;
             std::printf("attention, layer %d head %d (rows: each position; columns: what it attends to):\n", l + 1, h + 1);
-            print_head(ck.vocab, tokens, snapshot_head(snap, P, NH, l, h), c.causal);
+            print_head(names, tokens, snapshot_head(snap, P, NH, l, h), c.causal);
             std::printf("\n");
         }
     if (!picked && !all) std::printf("(--layer L --head H shows another head)\n\n");

@@ -89,6 +89,7 @@ int inspect_heads(const HeadsRequest& r) {
     if (loaded.config.kind == ModelKind::Bigram)
         throw Error("the bigram model has no attention: there are no heads to score (--heads needs a transformer's "
                     "run)");
+    refuse_tokens(loaded, "--heads");
     recorded_step(r, loaded.timelapse);  // its errors before the corpus is read
     OpenRun run(std::move(loaded));
     const Checkpoint& ck = run.ck;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli.h"
+#include "text/bpe.h"
 #include "train/induction_corpus.h"
 #include "train/trainer.h"
 
@@ -17,15 +18,38 @@ std::string inspect_corpus_path(const std::string& data, const Checkpoint& ck) {
     return named ? ck.corpus : default_corpus_path();
 }
 
-OpenRun::OpenRun(Checkpoint checkpoint) : ck(std::move(checkpoint)) {
+std::string TokenNames::glyph(int32_t id) const {
+    if (bpe) return id >= 0 && id < bpe->vocab_size() ? visible_bytes(bpe->token(id)) : "?";
+    if (id < 0 || size_t(id) >= vocab.size()) return "?";
+    return visible_bytes(encode_utf8(vocab[size_t(id)]));
+}
+
+std::string TokenNames::shown(const std::vector<uint32_t>& tokens, const std::vector<std::string>& chars,
+                              const std::vector<uint8_t>& unknown) const {
+    std::string s;
+    for (size_t t = 0; t < tokens.size(); t++) {
+        if (bpe) {
+            if (t) s += '|';
+            s += glyph(int32_t(tokens[t]));
+        } else if (unknown[t]) {
+            s.append("\u27e8").append(chars[t]).append("\u27e9");
+        } else {
+            s += chars[t];
+        }
+    }
+    return s;
+}
+
+void refuse_tokens(const Checkpoint& ck, const std::string& what) {
     if (ck.tokenizer)
-        throw Error("this run reads byte-level BPE tokens (" + std::to_string(ck.tokenizer->vocab_size()) +
-                    " ids), and inspect shows character-level runs only, so far: attnlab --headless --resume FILE "
-                    "continues it");
+        throw Error("this run reads byte-level BPE tokens (" + std::to_string(ck.tokenizer->vocab_size()) + " ids): " +
+                    what + " works on character-level runs only, so far; attnlab inspect FILE shows its attention and "
+                    "predictions");
 }
 
 const Dataset& OpenRun::open_corpus(const std::string& data_flag) {
-    data.emplace(Dataset::from_file(inspect_corpus_path(data_flag, ck)));
+    const std::string path = inspect_corpus_path(data_flag, ck);
+    data.emplace(ck.tokenizer ? Dataset::from_file(path, ck.tokenizer) : Dataset::from_file(path));
     check_resumable(ck, data->vocab(), nullptr);
     return *data;
 }

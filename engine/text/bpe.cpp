@@ -2,6 +2,7 @@
 #include "text/bpe.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <queue>
 #include <tuple>
@@ -202,6 +203,32 @@ std::vector<int> BpeTokenizer::encode(std::string_view text, bool special) const
         at = hit + k_eot.size();
     }
     return ids;
+}
+
+std::string visible_bytes(std::string_view bytes) {
+    std::string out;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    for (size_t i = 0; i < bytes.size();) {
+        uint32_t cp = 0;
+        size_t n = utf8_next(p + i, bytes.size() - i, &cp);
+        if (n == 0) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(p[i]));
+            out += hex;
+            i++;
+            continue;
+        }
+        if (cp == ' ') out += "\u2423";
+        else if (cp == '\n') out += "\u23ce";
+        else if (cp == '\t') out += "\u21e5";
+        else if (cp < 32 || cp == 127) {
+            out += '^';
+            out += char(cp == 127 ? '?' : '@' + cp);
+        }
+        else out.append(bytes.substr(i, n));
+        i += n;
+    }
+    return out;
 }
 
 std::string BpeTokenizer::decode(const std::vector<int>& ids) const {

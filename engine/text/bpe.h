@@ -27,6 +27,11 @@ struct BpeMerge {
     int left, right, result;
 };
 
+// Bytes as a reader sees them, so that a token's boundaries and blanks stay visible: UTF-8 characters as they are, a
+// space as ␣, a newline as ⏎, a tab as ⇥, other control characters as ^X, and bytes that are no whole UTF-8 character
+// (a token that ends inside one) as \xNN.
+std::string visible_bytes(std::string_view bytes);
+
 class BpeTokenizer {
 public:
     // tokens: id -> bytes (every single byte among them); merges: rank -> merge, each using only bytes and tokens
