@@ -4,7 +4,7 @@
 # random bytes (invalid UTF-8 included); llm.c's tokenizer .bin (written here from GPT-2's files as llm.c's
 # train_gpt2.py writes it) gives the same ids; a tokenizer learned with bpe:N has the reference's merges and ids;
 # broken tokenizer files exit 2 with one line; a run trained headless on bpe:300 tokens resumes exactly, and the
-# window and inspect --heads refuse it with what to do, inspect shows its tokens. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
+# inspect --ablate refuses it with what to do, inspect and --heads show its tokens. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
 # fetches them into assets/gpt2).
 # Usage: bpe_test.sh PATH/TO/attnlab CORPUS GPT2_DIR
 set -u
@@ -142,7 +142,10 @@ bad_run() {  # bad_run WANT ARGS...: attnlab ARGS exits 2 with one line holding 
 }
 bad_run "the window shows characters only" --data "$dir/learn.txt" --tokenizer bpe:300
 bad_run "keeps the tokenizer it was trained with" --headless --resume "$dir/t.safetensors" --tokenizer bpe:300
-bad_run "--heads works on character-level runs only" inspect "$dir/t.safetensors" --heads
+bad_run "--ablate works on character-level runs only" inspect "$dir/t.safetensors" --ablate 1:1
+"$BIN" inspect "$dir/t.safetensors" --heads >"$dir/i.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "strings of 4 tokens written twice" "$dir/i.txt" && grep -q "^strongest induction head: L1 H1" "$dir/i.txt"; then
+    passes=$((passes+1)); else fail "inspect --heads should score a BPE run's heads on tokens (exit $rc)"; cat "$dir/i.txt"; fi
 # inspect shows tokens: the probe split where tokenize splits it, each position a token, at the weights and at a step
 ids=$("$BIN" tokenize "$dir/t.safetensors" "the king")
 n=$(echo "$ids" | wc -w)  # (within the run's block of 8)

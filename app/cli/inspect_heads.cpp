@@ -44,12 +44,18 @@ std::vector<uint32_t> text_tokens(const HeadsRequest& r, const Dataset& data, co
     return tokens;
 }
 
+// The vocabulary the induction probes draw from: the characters, or the BPE tokens that are no blank.
+std::vector<uint32_t> probe_vocab(const Dataset& data) {
+    return data.bpe() ? bpe_probe_vocab(*data.bpe()) : data.vocab();
+}
+
 // What the scores were measured on: the text, and the induction probes.
 void print_texts(const Dataset& data, const std::vector<uint32_t>& text, int block_size) {
-    int n = int(induction_probe(data.vocab(), block_size, k_induction_probe_seed).size()) / 2;
-    std::printf("previous, duplicate, first, current, entropy: on \"%s\" (%zu characters); induction: on %d random "
-                "strings of %d characters written twice (seeds %llu to %llu)\n",
-                one_line(data.decode(text)).c_str(), text.size(), k_induction_probes, n,
+    int n = int(induction_probe(probe_vocab(data), block_size, k_induction_probe_seed).size()) / 2;
+    const char* units = data.bpe() ? "tokens" : "characters";
+    std::printf("previous, duplicate, first, current, entropy: on \"%s\" (%zu %s); induction: on %d random "
+                "strings of %d %s written twice (seeds %llu to %llu)\n",
+                one_line(data.decode(text)).c_str(), text.size(), units, k_induction_probes, n, units,
                 static_cast<unsigned long long>(k_induction_probe_seed),
                 static_cast<unsigned long long>(k_induction_probe_seed + k_induction_probes - 1));
     std::printf("(each score: the share of the head's attention on that pattern; docs/induction.md)\n\n");
@@ -89,7 +95,6 @@ int inspect_heads(const HeadsRequest& r) {
     if (loaded.config.kind == ModelKind::Bigram)
         throw Error("the bigram model has no attention: there are no heads to score (--heads needs a transformer's "
                     "run)");
-    refuse_tokens(loaded, "--heads");
     recorded_step(r, loaded.timelapse);  // its errors before the corpus is read
     OpenRun run(std::move(loaded));
     const Checkpoint& ck = run.ck;
@@ -111,7 +116,7 @@ int inspect_heads(const HeadsRequest& r) {
     // the recorded probe's views at a recorded step are there already
     const ProbeSnapshot* text_view = recorded && text == tl.tokens() ? recorded : nullptr;
     std::vector<HeadScores> scores =
-        score_heads(attention_of, text, text_view, data.vocab(), c.block_size, c.n_layer, c.n_head, c.causal);
+        score_heads(attention_of, text, text_view, probe_vocab(data), c.block_size, c.n_layer, c.n_head, c.causal);
 
     std::string at = recorded ? "at step " + std::to_string(recorded->step) + " (the weights recorded there)"
                               : "at the checkpoint's weights (step " + std::to_string(ck.state.step) + ")";

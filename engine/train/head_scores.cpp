@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "rng.h"
+#include "text/bpe.h"
 #include "vk/check.h"
 
 namespace attn {
@@ -55,6 +56,17 @@ static std::vector<uint32_t> probe_alphabet(const std::vector<uint32_t>& vocab) 
         std::iota(ids.begin(), ids.end(), 0u);
     }
     return ids;
+}
+
+std::vector<uint32_t> bpe_probe_vocab(const BpeTokenizer& tokenizer) {
+    std::vector<uint32_t> v(size_t(tokenizer.vocab_size()), ' ');
+    for (int id = 0; id < tokenizer.vocab_size(); id++) {
+        const std::string& t = tokenizer.token(id);
+        bool plain = !t.empty() && id != tokenizer.eot();
+        for (unsigned char c : t) plain = plain && c > 0x20 && c != 0x7f;
+        if (plain) v[size_t(id)] = 'x';
+    }
+    return v;
 }
 
 std::vector<uint32_t> induction_probe(const std::vector<uint32_t>& vocab, int block_size, uint64_t seed) {

@@ -37,6 +37,9 @@ double pattern_score(const std::vector<float>& att, int P, const std::function<b
 // in most texts they end a word or a line that what follows does not repeat, and a model learns not to look back
 // across them, which would hide its induction heads from a probe that has them in the middle.
 std::vector<uint32_t> induction_probe(const std::vector<uint32_t>& vocab, int block_size, uint64_t seed);
+// The vocabulary induction_probe reads for a run of BPE tokens: each id -> 'x' where its token is no blank or
+// control byte and holds at least one (a probe may draw it), else ' ' (left out, as blanks are for characters).
+std::vector<uint32_t> bpe_probe_vocab(const class BpeTokenizer& tokenizer);
 constexpr uint64_t k_induction_probe_seed = 5400;  // the first probe's seed; probe k has seed + k
 constexpr int k_induction_probes = 4;              // probes the induction score is averaged over
 

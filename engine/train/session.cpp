@@ -310,7 +310,6 @@ std::vector<double> Session::head_importance(int step, AblationMode mode, int* s
 }
 
 const std::vector<HeadScores>& Session::head_scores_at(int step, int* step_used) {
-    if (m_data.bpe()) throw Error("head scores read characters: a run of BPE tokens has none yet");
     size_t i = recorded_index(step);
     const ProbeSnapshot& view = m_timelapse.snapshots()[i];
     if (step_used) *step_used = view.step;
@@ -320,7 +319,8 @@ const std::vector<HeadScores>& Session::head_scores_at(int step, int* step_used)
     std::vector<HeadScores> scores;
     with_recorded_weights([&](size_t) {
         AttentionOf attention_of = [&](const std::vector<uint32_t>& tokens) { return m_trainer->probe(tokens); };
-        scores = score_heads(attention_of, m_timelapse.tokens(), &view, m_data.vocab(), config().block_size, m.n_layer(),
+        scores = score_heads(attention_of, m_timelapse.tokens(), &view,
+                             m_data.bpe() ? bpe_probe_vocab(*m_data.bpe()) : m_data.vocab(), config().block_size, m.n_layer(),
                              m.n_head(), config().causal);
     }, i);
     return m_head_scores[view.step] = std::move(scores);
