@@ -454,11 +454,6 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
         std::fprintf(stderr, "error: --fps and --save-cpu are for the window: drop them, or drop --headless\n");
         return 2;
     }
-    if (!o.headless && !o.list_devices && o.tokenizer != "chars") {
-        std::fprintf(stderr, "error: --tokenizer %s: the window shows characters only, so far: train on tokens with "
-                             "--headless (docs/tokens.md)\n", o.tokenizer.c_str());
-        return 2;
-    }
     if (app.count("--tokenizer") > 0 && app.count("--resume") > 0) {
         std::fprintf(stderr, "error: a resumed run keeps the tokenizer it was trained with: leave out --tokenizer\n");
         return 2;

@@ -415,8 +415,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     if (stagger) {
         label_w = 46;
         label_h = 32;
-        fit();
     }
+    if (snap.bpe_tokens) label_w += 40;  // tokens are wider than characters: their row labels get room
+    fit();
     int n = std::clamp(int(room / min_cell), 1, T);
     if (n < T) {
         ImGui::SetNextItemWidth(200);
@@ -444,6 +445,9 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
     layout.heatmap = ImVec4(g.x * fb.x, g.y * fb.y, side * fb.x, side * fb.y);
     layout.heatmap_T = n;
+    layout.heatmap_labels.clear();
+    for (int k = 0; k < n && o + k < int(snap.att_chars.size()); k++)
+        layout.heatmap_labels.append(k ? " " : "").append(visible_char(snap.att_chars[size_t(o + k)]));
     layout.masked_colour = k_masked_colour;
 
     float gap = cell >= 8 ? 1.0f : 0.0f;
@@ -486,20 +490,23 @@ void draw_attention(AttentionState& st, const Snapshot& snap, TrainingThread& tt
     int every = stagger ? 1 : std::max(1, int(std::ceil(14.0f / cell)));
     for (int k = 0; k < n && o + k < int(snap.att_chars.size()); k += every) {
         int t = o + k;
-        std::string c = visible_char(snap.att_chars[t]);
-        ImVec2 ts = ImGui::CalcTextSize(c.c_str());
+        float far = stagger && k % 2 ? 1.0f : 0.0f;  // odd positions one label further out
+        // a token's label cut to its room: the row's left of the map, the column's over its cells (the hover says all)
+        std::string full = visible_char(snap.att_chars[t]);
+        std::string c = snap.bpe_tokens ? fit_text(full, label_w - 8 - far * 20) : full;
+        std::string cc = snap.bpe_tokens ? fit_text(full, std::max(cell * float(stagger ? 2 : every) - 2, 8.0f)) : full;
+        ImVec2 ts = ImGui::CalcTextSize(c.c_str()), tc = ImGui::CalcTextSize(cc.c_str());
         ImU32 col = (t == hi || t == hj) ? IM_COL32(255, 255, 255, 255)
                     : unknown_at(snap, t)  ? k_unknown_colour
                                            : IM_COL32(190, 190, 200, 255);
-        float far = stagger && k % 2 ? 1.0f : 0.0f;  // odd positions one label further out
         float row_y = g.y + k * cell + cell * 0.5f, col_x = g.x + k * cell + cell * 0.5f;
         float lx = g.x - 6 - far * 20 - ts.x, ty = p0.y + (stagger ? (1 - far) * 15 : 0);
         dl->AddText(ImVec2(lx, row_y - ts.y * 0.5f), col, c.c_str());
-        dl->AddText(ImVec2(col_x - ts.x * 0.5f, ty), col, c.c_str());
+        dl->AddText(ImVec2(col_x - tc.x * 0.5f, ty), col, cc.c_str());
         if (stagger) {
             ImU32 tick = IM_COL32(110, 110, 120, 255);
             dl->AddLine(ImVec2(lx + ts.x + 1, row_y), ImVec2(g.x - 1, row_y), tick);
-            dl->AddLine(ImVec2(col_x, ty + ts.y), ImVec2(col_x, g.y - 1), tick);
+            dl->AddLine(ImVec2(col_x, ty + tc.y), ImVec2(col_x, g.y - 1), tick);
         }
     }
     ImGui::EndChild();

@@ -23,17 +23,6 @@ static std::string human_bytes(size_t n) {
     return buf;
 }
 
-// `text` cut to fit `width` pixels, "..." marking the cut (one pass: the font stops where the room ends, at a
-// character's start).
-static std::string fit_text(const std::string& text, float width) {
-    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
-    const char* begin = text.c_str();
-    const char* cut = begin;
-    float room = width - ImGui::CalcTextSize("...").x;
-    if (room > 0) ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), room, 0.0f, begin, begin + text.size(), &cut);
-    return std::string(begin, cut) + "...";
-}
-
 void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     const char* state = snap.fatal ? "STOPPED" : !snap.busy.empty() ? "BUSY" : snap.running ? "RUNNING" : "PAUSED";
     ImGui::TextColored(snap.running ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.8f, 0.3f, 1), "%s", state);

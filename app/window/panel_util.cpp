@@ -1,5 +1,9 @@
 // Helpers every panel shares (declared at the end of panels.h): laying out a row of controls, visible characters.
+#include <cstdio>
+
 #include <imgui.h>
+
+#include "text/unicode.h"
 
 #include "panels.h"
 
@@ -28,7 +32,35 @@ std::string visible_char(const std::string& c) {
     if (c == "\n") return "\\n";
     if (c == " ") return "\xC2\xB7";  // middle dot
     if (c == "\t") return "\\t";
-    return c;
+    if (c.size() <= 1) return c;
+    // a token of several characters (byte-level BPE): each blank visible, a cut UTF-8 character as its bytes
+    std::string out;
+    const auto* p = reinterpret_cast<const unsigned char*>(c.data());
+    for (size_t i = 0; i < c.size();) {
+        uint32_t cp = 0;
+        size_t n = utf8_next(p + i, c.size() - i, &cp);
+        if (n == 0) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(p[i]));
+            out += hex;
+            i++;
+            continue;
+        }
+        std::string one = c.substr(i, n);
+        out += n == 1 && (cp == ' ' || cp == '\n' || cp == '\t') ? visible_char(one) : one;
+        i += n;
+    }
+    return out;
+}
+
+std::string fit_text(const std::string& text, float width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    const char* begin = text.c_str();
+    const char* cut = begin;
+    float room = width - ImGui::CalcTextSize("...").x;
+    // one pass: the font stops where the room ends, at a character's start
+    if (room > 0) ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), room, 0.0f, begin, begin + text.size(), &cut);
+    return std::string(begin, cut) + "...";
 }
 
 }  // namespace attn

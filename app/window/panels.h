@@ -13,6 +13,7 @@ namespace attn {
 struct PanelLayout {
     ImVec4 heatmap{};  // x, y, w, h of the T x T cells
     int heatmap_T = 0;
+    std::string heatmap_labels;  // the shown positions' labels as drawn in full (visible_char), one space between
     ImVec4 loss_plot{};
     ImVec4 samples_text{};
     ImVec4 status_bar{};
@@ -217,8 +218,11 @@ struct StatusState {
 };
 void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 
-// Shows c as it reads in the attention labels: newline as \n, space as a middle dot.
+// Shows c as it reads in the attention labels: newline as \n, space as a middle dot; a token of several characters
+// the same way character by character, bytes that are no whole UTF-8 character as \xNN.
 std::string visible_char(const std::string& c);
+// `text` cut to fit `width` pixels, "..." marking the cut (a status line, a token's label in a narrow column).
+std::string fit_text(const std::string& text, float width);
 // visible_char in quotes, with the name of an invisible one: "'·' (space)", "'\n' (newline)", "'a'".
 std::string named_char(const std::string& c);
 // ImGui::SameLine() if an item `w` pixels wide still fits the window after the last item; else the item goes below

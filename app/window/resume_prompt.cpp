@@ -26,7 +26,8 @@ ResumePrompt find_autosave(const Dataset& data) {
     std::string why;
     try {
         Checkpoint ck = load_checkpoint(k_autosave_path);
-        check_resumable(ck, data.vocab(), nullptr);
+        // (a run of the other kind of tokens reads the corpus again when it loads: its characters are what count)
+        if (!ck.tokenizer) check_resumable(ck, data.characters(), nullptr);
         if (auto errs = validate(ck.config); !errs.empty()) throw Error("its config is invalid: " + errs.front().message);
         r.open = true;
         r.step = ck.state.step;

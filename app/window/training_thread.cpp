@@ -380,8 +380,9 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
         s.lecture_corpus = m_data->is_tiny_shakespeare();
         s.corpus_bytes = m_data->bytes();
         s.vocab = m_data->vocab_size();
-        if (!s.vocab_chars || *s.vocab_chars != m_data->vocab())
-            s.vocab_chars = std::make_shared<const std::vector<uint32_t>>(m_data->vocab());
+        if (!s.vocab_chars || *s.vocab_chars != m_data->characters())
+            s.vocab_chars = std::make_shared<const std::vector<uint32_t>>(m_data->characters());
+        s.bpe_tokens = m_data->bpe() != nullptr;
         s.params = m_run->trainer().num_params();
         s.done = false;
         s.model_id = ++m_model_id;

@@ -64,7 +64,8 @@ struct Snapshot {
     // attention of batch element att_element, layer att_layer, head att_head in the last step read:
     // (T,T), row = query, col = key
     std::vector<float> attention;
-    std::vector<std::string> att_chars;  // the T input characters (a probe's as typed)
+    std::vector<std::string> att_chars;  // the T input characters (a probe's as typed), or tokens' bytes
+    bool bpe_tokens = false;              // the run reads byte-level BPE tokens: att_chars and top-5 are tokens
     std::vector<uint8_t> att_unknown;     // (T,) 1: a probe character the corpus lacks (fed as a stand-in, no loss)
     std::vector<uint32_t> att_tokens;
     int att_T = 0, att_element = 0, att_layer = 0, att_head = 0;

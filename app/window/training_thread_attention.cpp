@@ -229,10 +229,10 @@ void TrainingThread::slice_attention() {
     std::vector<uint32_t> toks = shot ? tl.tokens() : m_run->trainer().last_batch_tokens(b);
     std::vector<std::string> chars;
     std::vector<uint8_t> unknown(toks.size(), 0);
-    if (shot) {
+    if (shot && !m_data->bpe()) {
         chars = probe_chars(toks, tl.text(), m_data->vocab());
         unknown = probe_unknown(toks, tl.text(), m_data->vocab());
-    } else {
+    } else {  // each token's bytes (a BPE probe: its tokens, every byte known)
         for (uint32_t t : toks) chars.push_back(m_data->decode(t));
     }
     std::lock_guard lk(m_mutex);

@@ -58,13 +58,24 @@ void TrainingThread::save_to(const std::string& path) {
 // A checkpoint for the current corpus: a new run with its config, its state and its loss history.
 void TrainingThread::load_from(const std::string& path) {
     std::string note;
-    Checkpoint ck = load_checkpoint(path, &m_data->vocab(), &note);
+    Checkpoint ck = load_checkpoint(path, &m_data->characters(), &note);
     if (!note.empty()) std::printf("attnlab: note: %s: %s\n", path.c_str(), note.c_str());
-    check_resumable(ck, m_data->vocab(), nullptr);
+    // the corpus read again in the run's tokens where they are not the ones it is read in now (BPE or characters)
+    std::unique_ptr<Dataset> data;
+    const auto& now = m_data->bpe();
+    if (ck.tokenizer ? !(now && now->same_as(*ck.tokenizer)) : bool(now))
+        data = std::make_unique<Dataset>(ck.tokenizer ? Dataset::from_file(m_corpus_path, ck.tokenizer)
+                                                      : Dataset::from_file(m_corpus_path));
+    const Dataset& d = data ? *data : *m_data;
+    check_resumable(ck, d.vocab(), nullptr);
     try {  // before the running model is dropped for it
-        Trainer::check(m_ctx, *m_data, ck.config);
+        Trainer::check(m_ctx, d, ck.config);
     } catch (const Error& e) {
         throw Error("'" + path + "': " + e.what());
+    }
+    if (data) {
+        drop_run();
+        m_data = std::move(data);
     }
     build(ck.config, false, false);  // the preview comes with the loaded weights
     m_run->resume(ck);

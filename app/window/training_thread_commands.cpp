@@ -71,7 +71,9 @@ void TrainingThread::run() {
                 // Check everything before dropping the old model, so a bad path or size keeps training going.
                 auto errs = validate(p.restart_cfg);
                 if (!errs.empty()) throw Error(errs.front().message);
-                auto data = std::make_unique<Dataset>(Dataset::from_file(p.restart_path));
+                // a run of BPE tokens reads the new corpus in its own tokens
+                auto data = std::make_unique<Dataset>(m_data->bpe() ? Dataset::from_file(p.restart_path, m_data->bpe())
+                                                                    : Dataset::from_file(p.restart_path));
                 Trainer::check(m_ctx, *data, p.restart_cfg);  // the block size, the GPU's memory
                 drop_run();
                 m_data = std::move(data);

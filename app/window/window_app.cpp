@@ -288,7 +288,7 @@ int frame_loop(const RunOptions& o, Context& ctx, Context& train_ctx, GLFWwindow
     ImGuiGlfwBackend glfw_backend(win, &presses);
     // The fonts have glyphs for the corpus's characters: made before the renderer uploads the atlas, and again when
     // Apply & restart brings a corpus with other characters.
-    std::vector<uint32_t> font_vocab = data.vocab();
+    std::vector<uint32_t> font_vocab = data.characters();
     add_fonts(font_vocab);
     Renderer renderer(ctx, win, choose_x11_shm(ctx, win));
     // on stdout, and in short for the status bar (Panels, below, shows it from its first frame)
@@ -514,7 +514,7 @@ int run_window(const RunOptions& o) {
                              "(mesa-vulkan-drivers), or run with --headless\n");
         return 2;
     }
-    Dataset data = Dataset::from_file(o.data_path);
+    Dataset data = Dataset::from_file(o.data_path, o.tokenizer);
     glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
     int w = 1280, h = 800;
     if (GLFWmonitor* mon = glfwGetPrimaryMonitor())

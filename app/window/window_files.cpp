@@ -39,6 +39,7 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     };
     f << "window " << img.width << ' ' << img.height << '\n';
     rect("heatmap", l.heatmap, l.heatmap_T);
+    f << "heatmap_labels " << l.heatmap_labels << '\n';
     rgb("masked", l.masked_colour);
     rect("loss", l.loss_plot);
     rgb("train", l.train_colour);

@@ -205,6 +205,15 @@ std::vector<int> BpeTokenizer::encode(std::string_view text, bool special) const
     return ids;
 }
 
+bool BpeTokenizer::same_as(const BpeTokenizer& o) const {
+    if (m_tokens != o.m_tokens || m_eot != o.m_eot || m_merges.size() != o.m_merges.size()) return false;
+    for (size_t i = 0; i < m_merges.size(); i++) {
+        const BpeMerge &a = m_merges[i], &b = o.m_merges[i];
+        if (a.left != b.left || a.right != b.right || a.result != b.result) return false;
+    }
+    return true;
+}
+
 std::string visible_bytes(std::string_view bytes) {
     std::string out;
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());

@@ -46,6 +46,8 @@ public:
     const std::string& token(int id) const { return m_tokens[size_t(id)]; }
     const std::vector<std::string>& tokens() const { return m_tokens; }
     const std::vector<BpeMerge>& merges() const { return m_merges; }
+    // The same tokens, merges and end-of-text id: the same ids for every text.
+    bool same_as(const BpeTokenizer& o) const;
 
     // The ids of text's bytes. special: "<|endoftext|>" in the text is the one token eot (where there is one);
     // otherwise it is text like any other (GPT-2's encoder.py).

@@ -95,6 +95,7 @@ Dataset Dataset::from_text(const std::string& text, const std::string& name, std
     size_t n_chars = d.m_tokens.size();
     std::vector<int> ids = bpe->encode(text);
     d.m_tokens.assign(ids.begin(), ids.end());
+    d.m_chars = std::move(d.m_vocab);
     d.m_vocab.clear();
     d.m_bpe = std::move(bpe);
     d.m_tiny_shakespeare = false;  // the lecture's losses are per character: not comparable with these

@@ -33,6 +33,8 @@ public:
     int vocab_size() const;
     // id -> code point for the lecture's characters; empty for BPE (whose tokens are byte strings: bpe())
     const std::vector<uint32_t>& vocab() const { return m_vocab; }
+    // The text's characters, sorted: vocab() for the lecture's tokens, the same set for BPE (what a font needs).
+    const std::vector<uint32_t>& characters() const { return m_bpe ? m_chars : m_vocab; }
     // The BPE tokenizer (null: characters); its tokens are what decode(id) gives.
     const std::shared_ptr<const BpeTokenizer>& bpe() const { return m_bpe; }
     // Characters (code points) a token, over the whole corpus: 1 for characters. A loss per token divided by this is
@@ -59,6 +61,7 @@ private:
     size_t m_bytes = 0;
     bool m_tiny_shakespeare = false;
     std::vector<uint32_t> m_vocab;  // id -> code point, sorted
+    std::vector<uint32_t> m_chars;  // BPE: the text's characters (the character vocabulary it would have)
     std::shared_ptr<const BpeTokenizer> m_bpe;
     double m_chars_per_token = 1;
     std::vector<uint32_t> m_tokens;
