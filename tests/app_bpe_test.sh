@@ -3,7 +3,7 @@
 # the window, and the attention map's labels are tokens (several characters a label, a space as a middle dot): on
 # the training batch and on the probe, whose labels are the tokens `attnlab tokenize` gives for the saved run. Then
 # a window started on characters loads that run with Ctrl+O: the corpus is read again in the run's tokens and its
-# labels are tokens again. The labels come from the layout sidecar of F12 (ATTN_SHOT_LAYOUT=1).
+# labels are tokens again. The labels, and the tokens the sample is drawn as, come from the layout sidecar of F12 (ATTN_SHOT_LAYOUT=1).
 # Usage: app_bpe_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -20,6 +20,7 @@ window_session 300 "" '
     [ "$(echo "$labels" | wc -w)" = 8 ] || fail "the training batch should show 8 token labels (got: $labels)"
     echo "$labels" | tr " " "\n" | awk "length(\$0) > 1 { n++ } END { exit !(n > 0) }" ||
         fail "no training-batch label is a token of several characters (got: $labels)"
+    [ "$(layout_field samples_tokens 1)" -gt 0 ] || fail "the sample should be drawn as tokens ($(grep "^samples_" layout))"
     click_on probe_button
     new_layout
     labels=$(grep "^heatmap_labels " layout | cut -d" " -f2-)

@@ -152,11 +152,11 @@ new_layout() {
         for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
         ls attnlab_step*.png.layout >/dev/null 2>&1 || fail "F12 wrote no layout"
         # (the sample shown is left out: a live run replaces it as it trains)
-        if [ -f layout ] && cmp -s <(grep -v '^samples_shown ' layout) <(grep -v '^samples_shown ' attnlab_step*.png.layout); then
+        if [ -f layout ] && cmp -s <(grep -v '^samples_' layout) <(grep -v '^samples_' attnlab_step*.png.layout); then
             rm -f attnlab_step*
             return 0
         fi
-        [ -f layout ] && moved=$(diff <(grep -v '^samples_shown ' layout) <(grep -v '^samples_shown ' attnlab_step*.png.layout) | tr '\n' ' ')
+        [ -f layout ] && moved=$(diff <(grep -v '^samples_' layout) <(grep -v '^samples_' attnlab_step*.png.layout) | tr '\n' ' ')
         cp attnlab_step*.png.layout layout
     done
     fail "the widgets kept moving: ten F12 layouts in a row differ (the last two: ${moved:-})"

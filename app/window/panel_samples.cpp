@@ -29,12 +29,42 @@ static void sample_header(const SampleEntry& s) {
     }
 }
 
+// A sample's text: wrapped characters, or for a run of BPE tokens each token in turn in one of two colours, so that
+// their boundaries show (a newline in a token breaks the line; bytes that are no whole character read \xNN).
+static void sample_text(const SampleEntry& s) {
+    if (s.tokens.empty()) {
+        ImGui::TextWrapped("%s", s.text.c_str());
+        return;
+    }
+    static const ImU32 colours[2] = {IM_COL32(235, 235, 240, 255), IM_COL32(120, 185, 255, 255)};
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    const float right = start.x + ImGui::GetContentRegionAvail().x, line_h = ImGui::GetTextLineHeight();
+    float x = start.x, y = start.y;
+    for (size_t i = 0; i < s.tokens.size(); i++) {
+        const std::string& t = s.tokens[i];
+        for (size_t a = 0;;) {
+            size_t nl = t.find('\n', a);
+            std::string part = bytes_as_text(t.substr(a, nl == std::string::npos ? std::string::npos : nl - a));
+            float w = ImGui::CalcTextSize(part.c_str()).x;
+            if (x + w > right && x > start.x) x = start.x, y += line_h;  // wrapped before the token, never within
+            dl->AddText(ImVec2(x, y), colours[i % 2], part.c_str());
+            x += w;
+            if (nl == std::string::npos) break;
+            x = start.x, y += line_h, a = nl + 1;
+        }
+    }
+    ImGui::Dummy(ImVec2(right - start.x, y + line_h - start.y));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%zu tokens, drawn in turn in two colours", s.tokens.size());
+}
+
 // The sample shown, for the layout sidecar (tests): its step and a hash of its text.
 static void note_shown(PanelLayout& layout, const SampleEntry& s) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned char c : s.text) h = (h ^ c) * 0x100000001b3ull;
     layout.samples_step = s.step;
     layout.samples_hash = h;
+    layout.samples_tokens = int(s.tokens.size());
 }
 
 void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, PanelLayout& layout) {
@@ -49,8 +79,8 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     // (its cost, how often) is in the current sample's box: this line, drawn in the panel's own draw list, stays the
     // same, so the renderer's partial redraw (renderer.h) does not draw the whole panel again for each sample.
     char settings[96];
-    std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d chars (Controls, Sampling and drawing).", snap.cfg.temperature,
-                  snap.cfg.top_k, snap.cfg.sample_chars);
+    std::snprintf(settings, sizeof settings, "Temperature %.2f, top-k %d, %d %s (Controls, Sampling and drawing).",
+                  snap.cfg.temperature, snap.cfg.top_k, snap.cfg.sample_chars, snap.bpe_tokens ? "tokens" : "chars");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::TextWrapped("%s Auto-refresh while training: sampling takes at most a twentieth of the time.", settings);
     ImGui::PopStyleColor();
@@ -70,7 +100,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
         ImGui::PopStyleColor();
         sample_header(snap.scrubbed_sample);
         tl = ImGui::GetCursorScreenPos();
-        ImGui::TextWrapped("%s", snap.scrubbed_sample.text.c_str());
+        sample_text(snap.scrubbed_sample);
         note_shown(layout, snap.scrubbed_sample);
     } else if (snap.samples.empty()) {
         ImGui::TextDisabled("No sample yet.");
@@ -97,7 +127,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
             ImGui::PopStyleColor();
         }
         tl = ImGui::GetCursorScreenPos();
-        ImGui::TextWrapped("%s", s.text.c_str());
+        sample_text(s);
         note_shown(layout, s);
     }
     layout.samples_text = ImVec4(tl.x * fb.x, tl.y * fb.y, (wp.x + ws.x - tl.x - 8) * fb.x, (wp.y + ws.y - tl.y - 8) * fb.y);
@@ -108,7 +138,7 @@ void draw_samples(SamplesState& st, const Snapshot& snap, TrainingThread& tt, Pa
     for (int i = int(snap.samples.size()) - 2; i >= 0; i--) {
         ImGui::Separator();
         sample_header(snap.samples[i]);
-        ImGui::TextWrapped("%s", snap.samples[i].text.c_str());
+        sample_text(snap.samples[i]);
     }
     ImGui::EndChild();
 }

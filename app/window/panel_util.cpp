@@ -35,19 +35,29 @@ std::string visible_char(const std::string& c) {
     if (c.size() <= 1) return c;
     // a token of several characters (byte-level BPE): each blank visible, a cut UTF-8 character as its bytes
     std::string out;
-    const auto* p = reinterpret_cast<const unsigned char*>(c.data());
-    for (size_t i = 0; i < c.size();) {
+    for (char ch : bytes_as_text(c)) {
+        if (ch == ' ') out += "\xC2\xB7";
+        else if (ch == '\n') out += "\\n";
+        else if (ch == '\t') out += "\\t";
+        else out += ch;
+    }
+    return out;
+}
+
+std::string bytes_as_text(const std::string& bytes) {
+    std::string out;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    for (size_t i = 0; i < bytes.size();) {
         uint32_t cp = 0;
-        size_t n = utf8_next(p + i, c.size() - i, &cp);
+        size_t n = utf8_next(p + i, bytes.size() - i, &cp);
         if (n == 0) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(p[i]));
             out += hex;
-            i++;
-            continue;
+            n = 1;
+        } else {
+            out.append(bytes, i, n);
         }
-        std::string one = c.substr(i, n);
-        out += n == 1 && (cp == ' ' || cp == '\n' || cp == '\t') ? visible_char(one) : one;
         i += n;
     }
     return out;

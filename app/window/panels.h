@@ -52,6 +52,7 @@ struct PanelLayout {
     double icl_last = 0;
     int samples_step = -1;                    // the step of the sample shown in Samples (-1: none)
     uint64_t samples_hash = 0;                // FNV-1a of its text (tests tell two samples apart by it)
+    int samples_tokens = 0;                   // the BPE tokens it is drawn as (0: characters)
     float loss_y_lo = 0, loss_y_hi = 0;       // the loss plot's y axis
     std::vector<std::pair<std::string, ImVec4>> preset_items;  // its list's entries, while it is open
     std::vector<std::string> ghost_names;     // the loss plot's earlier runs, oldest first
@@ -221,6 +222,8 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 // Shows c as it reads in the attention labels: newline as \n, space as a middle dot; a token of several characters
 // the same way character by character, bytes that are no whole UTF-8 character as \xNN.
 std::string visible_char(const std::string& c);
+// Bytes as text: whole UTF-8 characters as they are, any other byte as \xNN (a token cut inside a character).
+std::string bytes_as_text(const std::string& bytes);
 // `text` cut to fit `width` pixels, "..." marking the cut (a status line, a token's label in a narrow column).
 std::string fit_text(const std::string& text, float width);
 // visible_char in quotes, with the name of an invisible one: "'·' (space)", "'\n' (newline)", "'a'".

@@ -458,6 +458,13 @@ void TrainingThread::do_eval() {
     publish();
 }
 
+std::vector<std::string> TrainingThread::token_pieces(const std::vector<uint32_t>& ids) const {
+    std::vector<std::string> out;
+    if (m_data->bpe())
+        for (uint32_t id : ids) out.push_back(m_data->decode(id));
+    return out;
+}
+
 void TrainingThread::do_sample() {
     std::string prompt;
     {
@@ -483,7 +490,7 @@ void TrainingThread::do_sample() {
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
     s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(sample.text),
-                         std::move(sample.left_out)});
+                         std::move(sample.left_out), token_pieces(sample.ids)});
     if (s.samples.size() > 200) s.samples.erase(s.samples.begin());
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;

@@ -42,6 +42,7 @@ struct SampleEntry {
     double val_loss = 0;  // the latest estimate when the sample was taken (0: none yet)
     std::string prompt, text;
     std::string left_out;  // the prompt's characters the corpus has no token for (Dataset::unknown_chars): not fed in
+    std::vector<std::string> tokens;  // a run of BPE tokens: each sampled token's bytes (text joined), drawn apart
 };
 
 // Everything the UI draws, copied out under the lock.
@@ -284,6 +285,8 @@ private:
     void do_step(bool force_attention);
     void do_eval();
     void do_sample();
+    // Each sampled token's bytes for a run of BPE tokens (the Samples panel draws them apart); none for characters.
+    std::vector<std::string> token_pieces(const std::vector<uint32_t>& ids) const;
     void slice_attention();
     void show_attention_now();
     void publish();  // bumps the version and logs a new message or checkpoint outcome; call with m_mutex held

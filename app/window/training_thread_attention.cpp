@@ -218,6 +218,7 @@ void TrainingThread::slice_attention() {
             scrubbed.prompt = prompt;
             scrubbed.text = std::move(smp.text);
             scrubbed.left_out = std::move(smp.left_out);
+            scrubbed.tokens = token_pieces(smp.ids);
             for (const auto& e : m_run->history().evals)
                 if (e.step == smp.step) scrubbed.val_loss = e.val;
         }

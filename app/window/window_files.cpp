@@ -82,6 +82,7 @@ std::string layout_text(const Image& img, const PanelLayout& l) {
     f << "icl " << l.icl_points << ' ' << l.icl_last << '\n';
     f << "induction_rise " << l.induction_rise << '\n';
     f << "samples_shown " << l.samples_step << ' ' << l.samples_hash << '\n';
+    f << "samples_tokens " << l.samples_tokens << '\n';
     f << "loss_y " << l.loss_y_lo << ' ' << l.loss_y_hi << '\n';
     for (const auto& [name, r] : l.preset_items) rect("preset_item_" + name, r);
     for (const std::string& name : l.ghost_names) f << "ghost " << name << '\n';

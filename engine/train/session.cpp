@@ -283,7 +283,7 @@ SessionSample Session::sample_ablated(int step, const std::vector<HeadId>& heads
         std::vector<double> means;
         if (mode == AblationMode::Mean) means = m_trainer->evaluate_fixed(fixed_batches(), k_fixed_seed, false, true).head_means;
         m_trainer->write_params(ablate_weights(m_trainer->read_params(), m_trainer->model().layout(), c, heads, mode, means));
-        out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed);
+        out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed, &out.ids);
     });
     out.left_out = m_data.unknown_chars(prompt);
     return out;
@@ -356,7 +356,7 @@ SessionSample Session::sample_at(int step, const std::string& prompt, int n_char
     SessionSample out;
     out.step = m_timelapse.snapshots()[i].step;
     out.prompt = prompt;
-    with_recorded_weights([&](size_t) { out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed); }, i);
+    with_recorded_weights([&](size_t) { out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed, &out.ids); }, i);
     out.left_out = m_data.unknown_chars(prompt);
     out.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
@@ -428,7 +428,7 @@ SessionSample Session::sample(const std::string& prompt, int n_chars, uint64_t s
     SessionSample out;
     out.step = step_count();
     out.prompt = prompt;
-    out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed);
+    out.text = m_trainer->generate(prompt, n_chars, c.temperature, c.top_k, seed, &out.ids);
     out.left_out = m_data.unknown_chars(prompt);
     out.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     if (m_events) m_events->sampled(out);

@@ -41,6 +41,7 @@ struct SessionEval {
 struct SessionSample {
     int step = 0;
     std::string prompt, text;
+    std::vector<uint32_t> ids;  // the tokens sampled: text is their decode
     std::string left_out;  // the prompt's characters the corpus has no token for (Dataset::unknown_chars): not fed in
     double seconds = 0;    // how long it took
 };

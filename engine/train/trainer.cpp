@@ -543,7 +543,8 @@ std::vector<uint32_t> Trainer::last_batch_tokens(int b) const {
     return out;
 }
 
-std::string Trainer::generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed) {
+std::string Trainer::generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed,
+                              std::vector<uint32_t>* ids) {
     flush();
     Rng rng(seed);
     std::vector<uint32_t> ctx = m_data.encode(prompt);
@@ -584,6 +585,7 @@ std::string Trainer::generate(const std::string& prompt, int n_chars, float temp
         ctx.push_back(uint32_t(pick));
         out.push_back(uint32_t(pick));
     }
+    if (ids) *ids = out;
     return m_data.decode(out);
 }
 

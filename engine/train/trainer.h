@@ -124,8 +124,10 @@ public:
         std::vector<double> head_means;   // (L, A)
     };
     FixedEval evaluate_fixed(int batches, uint64_t seed, bool by_position, bool head_means);
-    // Samples n characters after `prompt` (empty: a newline, the lecture's zero token), seeded.
-    std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed);
+    // Samples n characters (tokens) after `prompt` (empty: a newline, the lecture's zero token), seeded; ids, when
+    // given, receives the ids sampled (the text is their decode).
+    std::string generate(const std::string& prompt, int n_chars, float temperature, int top_k, uint64_t seed,
+                         std::vector<uint32_t>* ids = nullptr);
     // Asked between the batches of estimate_loss (and a big model's submits within one) and the characters of
     // generate (long on a CPU for big models):
     // true makes them throw Interrupted (Ctrl+C in the terminal). Empty: never.
