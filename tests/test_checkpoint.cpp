@@ -428,3 +428,23 @@ TEST_CASE("a GELU model's checkpoint keeps its activation; asking for ReLU on re
     relu.gelu = false;
     CHECK_THAT(test::error_of([&] { check_resumable(ck, data.vocab(), &relu); }), Catch::Contains("(--activation)"));
 }
+
+TEST_CASE("a checkpoint whose AdamW moments are all zero stores the weights alone and reads back the same", "[checkpoint]") {
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("single-head");
+    Trainer fresh(test::ctx(), data, c);  // step 0: no moments yet
+    const std::string path = tmp_path("zero_moments.safetensors");
+    save_checkpoint(path, snapshot(fresh, {}), fresh.model().params_info());
+    const auto bytes_zero = fs::file_size(path);
+    Checkpoint ck = load_checkpoint(path);
+    REQUIRE(ck.state.params == fresh.export_state().params);
+    REQUIRE(ck.state.adam_m == std::vector<float>(ck.state.params.size(), 0.0f));
+    REQUIRE(ck.state.adam_v == std::vector<float>(ck.state.params.size(), 0.0f));
+    fresh.step();  // moments now: stored, a file of about three times the floats
+    save_checkpoint(path, snapshot(fresh, {}), fresh.model().params_info());
+    REQUIRE(fs::file_size(path) > bytes_zero + 2 * 4 * fresh.num_params() - 4096);
+    Checkpoint ck2 = load_checkpoint(path);
+    REQUIRE(ck2.state.adam_m == fresh.export_state().adam_m);
+    fs::remove(path);
+}

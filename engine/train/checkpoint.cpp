@@ -1,6 +1,7 @@
 // safetensors reader/writer for checkpoints: atomic writes, a checksum over the whole file, strict checks.
 #include "train/checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -207,8 +208,13 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
         w.add(name, "F32", pi.shape, flat.data() + pi.offset, pi.count * 4);
     };
     for (const auto& pi : layout) add(pi.name, pi, ck.state.params);
-    for (const auto& pi : layout) add("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
-    for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
+    // AdamW's moments, unless they are all zero (a run imported from weights alone: a third of the file, not two)
+    auto zero = [](const std::vector<float>& v) { return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; }); };
+    const bool moments = !zero(ck.state.adam_m) || !zero(ck.state.adam_v);
+    if (moments) {
+        for (const auto& pi : layout) add("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m);
+        for (const auto& pi : layout) add("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v);
+    }
     json hist = {{"evals", json::array()}, {"step_losses", ck.history.step_losses}};
     for (auto& e : ck.history.evals) hist["evals"].push_back({e.step, e.train, e.val, e.tps});
     if (ck.history.best_val_before) hist["best_val_before"] = *ck.history.best_val_before;
@@ -225,6 +231,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck, const std::v
     if (!ck.timelapse.empty())
         header["__metadata__"]["timelapse"] = json{{"probe", ck.timelapse.text()}}.dump();
     if (ck.tokenizer) header["__metadata__"]["tokenizer"] = tokenizer_to_json(*ck.tokenizer).dump();
+    if (!moments) header["__metadata__"]["optimizer"] = "zero";
     write_safetensors(path, "the checkpoint", header, w.blobs);
 }
 
@@ -507,8 +514,11 @@ static Checkpoint parse_checkpoint_checked(const std::string& bytes, const std::
                 throw bad("holds a negative AdamW second moment in '" + name + "' (a square cannot be): it was altered or damaged");
         }
     };
+    // "optimizer": "zero": the moments were all zero and are not stored (ck.state's are zero already)
+    const bool moments = !(meta.contains("optimizer") && meta["optimizer"].is_string() && meta["optimizer"] == "zero");
     for (const auto& pi : L.info) {
         read(pi.name, pi, ck.state.params, 0);
+        if (!moments) continue;
         read("optimizer.exp_avg." + pi.name, pi, ck.state.adam_m, 0);
         read("optimizer.exp_avg_sq." + pi.name, pi, ck.state.adam_v, 1);
     }

@@ -1,5 +1,6 @@
 // Checkpoints in safetensors (JSON header + raw little-endian tensors) with the run in __metadata__:
-// config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit.
+// config, vocabulary, step, RNG states, loss history and AdamW moments, so a run resumes bit for bit. Moments that
+// are all zero (a run at step 0, an import of weights alone) are not stored: "optimizer": "zero" says so.
 #pragma once
 #include <cstdint>
 #include <memory>
