@@ -14,9 +14,10 @@ Subcommands
                                 attention, and a probe's loss with one head's output replaced by zeros and by its
                                 mean (forward hooks on the lecture's Head modules, float64). Exit 0 if all agree
                                 with Attention Lab's to CIRCUITS_TOL, 1 if not.
-  gpt2-fixtures OUT --tokenizer DIR, llmc-read FILE random
+  gpt2-fixtures OUT --tokenizer DIR, llmc-read FILE random, random-gpt2 OUT --size 124M --tokenizer DIR
                                 GPT-2 as Hugging Face runs it, random-weights models in its, llm.c's and nanoGPT's
-                                layouts with their logits, and llm.c's reader (bench/reference_gpt2.py).
+                                layouts with their logits, llm.c's reader, and a random GPT-2 of a real size for
+                                timings (bench/reference_gpt2.py).
   train --preset P [...]        train like the lecture's script and print, as the last line,
                                 RESULT preset=P ... tokens_per_s=X val_loss=Y ...
                                 tokens/s counts training steps only (get_batch + forward + backward + AdamW
@@ -555,11 +556,16 @@ def main():
     p = sub.add_parser("llmc-read", help="read an llm.c checkpoint as llm.c does and compare with the fixtures' model")
     p.add_argument("file")
     p.add_argument("against", choices=("random",))
+    p = sub.add_parser("random-gpt2", help="a random-weights GPT-2 of one of its sizes in Hugging Face's layout")
+    p.add_argument("out")
+    p.add_argument("--size", default="124M", choices=("124M", "350M", "774M", "1558M"))
+    p.add_argument("--tokenizer", required=True, help="GPT-2's encoder.json + vocab.bpe folder (assets/gpt2)")
     args = ap.parse_args()
-    if args.cmd in ("gpt2-fixtures", "llmc-read"):
+    if args.cmd in ("gpt2-fixtures", "llmc-read", "random-gpt2"):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import reference_gpt2  # (bench/reference_gpt2.py)
-        sys.exit(reference_gpt2.cmd_fixtures(args) if args.cmd == "gpt2-fixtures" else reference_gpt2.cmd_llmc_read(args))
+        sys.exit({"gpt2-fixtures": reference_gpt2.cmd_fixtures, "llmc-read": reference_gpt2.cmd_llmc_read,
+                  "random-gpt2": reference_gpt2.cmd_random_gpt2}[args.cmd](args))
     if args.cmd == "circuits":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from reference_circuits import cmd_circuits  # (bench/reference_circuits.py)

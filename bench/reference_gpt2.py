@@ -219,3 +219,33 @@ def cmd_llmc_read(args):
             ok = ok and np.array_equal(x, want)
     print(("llm.c's reader finds the model's weights in " if ok else "MISMATCH reading ") + args.file)
     return 0 if ok else 1
+
+
+SIZES = {"124M": (12, 12, 768), "350M": (24, 16, 1024), "774M": (36, 20, 1280), "1558M": (48, 25, 1600)}
+
+
+def cmd_random_gpt2(args):
+    """a random-weights GPT-2 of one of its four sizes in Hugging Face's layout (its folder, tokenizer files copied)"""
+    n_layer, n_head, n_embd = SIZES[args.size]
+    g = torch.Generator().manual_seed(1)
+    sd = {"wte.weight": torch.randn(V, n_embd, generator=g) * 0.02, "wpe.weight": torch.randn(1024, n_embd, generator=g) * 0.01}
+    for l in range(n_layer):
+        p = f"h.{l}."
+        for name, shape in (("ln_1.weight", (n_embd,)), ("ln_1.bias", (n_embd,)), ("attn.c_attn.weight", (n_embd, 3 * n_embd)),
+                            ("attn.c_attn.bias", (3 * n_embd,)), ("attn.c_proj.weight", (n_embd, n_embd)),
+                            ("attn.c_proj.bias", (n_embd,)), ("ln_2.weight", (n_embd,)), ("ln_2.bias", (n_embd,)),
+                            ("mlp.c_fc.weight", (n_embd, 4 * n_embd)), ("mlp.c_fc.bias", (4 * n_embd,)),
+                            ("mlp.c_proj.weight", (4 * n_embd, n_embd)), ("mlp.c_proj.bias", (n_embd,))):
+            sd[p + name] = (1 + 0.1 * torch.randn(*shape, generator=g)) if name.startswith("ln") and name.endswith("weight") \
+                else torch.randn(*shape, generator=g) * 0.02
+    sd["ln_f.weight"] = torch.ones(n_embd)
+    sd["ln_f.bias"] = torch.zeros(n_embd)
+    os.makedirs(args.out, exist_ok=True)
+    write_safetensors(os.path.join(args.out, "model.safetensors"), sd)
+    json.dump({"model_type": "gpt2", "n_layer": n_layer, "n_head": n_head, "n_embd": n_embd, "n_positions": 1024,
+               "vocab_size": V, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05},
+              open(os.path.join(args.out, "config.json"), "w"))
+    shutil.copy(os.path.join(args.tokenizer, "encoder.json"), os.path.join(args.out, "vocab.json"))
+    shutil.copy(os.path.join(args.tokenizer, "vocab.bpe"), os.path.join(args.out, "merges.txt"))
+    print(f"random GPT-2 {args.size} ({sum(t.numel() for t in sd.values())} parameters) in {args.out}")
+    return 0

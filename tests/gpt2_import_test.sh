@@ -2,7 +2,7 @@
 # GPT-2's runs made elsewhere, in: bench/reference.py gpt2-fixtures writes one random-weights GPT-2 in Hugging Face's
 # layout (F32 with the mask buffers; GPT2LMHeadModel's names in F16), in llm.c's .bin (fp32 and bf16) and as nanoGPT's
 # ckpt.pt without meta.pkl (vocabulary padded to 50304), each with PyTorch's logits on a fixed token sequence. Each
-# imports with `attnlab import`, and its logits here equal PyTorch's to 1e-4. Then out: `attnlab export llmc` is read
+# imports with `attnlab import`, and its logits here equal PyTorch's to 1e-4 (with --block-size 16 too, on its 16). Then out: `attnlab export llmc` is read
 # back by llm.c's reader (bench/reference_gpt2.py) as the same weights, export -> import -> export gives the same
 # bytes, and `attnlab export nanogpt` of the nanoGPT run loads into PyTorch as the weights it came from.
 # Skipped (77) without Debian's python3-torch or GPT-2's tokenizer files (scripts/setup.sh fetches them).
@@ -20,17 +20,19 @@ fail() { echo "FAIL: $*"; [ -f "$dir/out" ] && cat "$dir/out"; exit 1; }
 /usr/bin/python3 "$HERE/../bench/reference.py" gpt2-fixtures "$dir/fx" --tokenizer "$GPT2" || fail "writing the fixtures"
 tokens=$(cat "$dir/fx/tokens.txt")
 
-# logits of RUN (an attnlab checkpoint) against PyTorch's NAME.logits
+# logits of RUN (an attnlab checkpoint) against PyTorch's NAME.logits, on the first P tokens (default: all 32)
 logits_equal() {
-    ATTN_RUN=$1 ATTN_TOKENS=$tokens ATTN_LOGITS_OUT=$dir/ours.logits "$TESTS" "[.gpt2-logits]" >"$dir/out" 2>&1 ||
-        fail "computing the logits of $1"
-    /usr/bin/python3 - "$dir/ours.logits" "$dir/fx/$2.logits" "$2" <<'PY' || fail "logits of $2"
+    local P=${3:-32}
+    ATTN_RUN=$1 ATTN_TOKENS=$(echo "$tokens" | cut -d, -f1-"$P") ATTN_LOGITS_OUT=$dir/ours.logits "$TESTS" "[.gpt2-logits]" \
+        >"$dir/out" 2>&1 || fail "computing the logits of $1"
+    /usr/bin/python3 - "$dir/ours.logits" "$dir/fx/$2.logits" "$2" "$P" <<'PY' || fail "logits of $2"
 import sys
 import numpy as np
-ours, want = np.fromfile(sys.argv[1], dtype=np.float32), np.fromfile(sys.argv[2], dtype=np.float32)
+P = int(sys.argv[4])
+ours, want = np.fromfile(sys.argv[1], dtype=np.float32), np.fromfile(sys.argv[2], dtype=np.float32)[:P * 50257]
 assert ours.shape == want.shape, (ours.shape, want.shape)
 d = float(np.abs(ours - want).max())
-print(f"{sys.argv[3]}: logits (32 x 50257) within {d:.2e} of PyTorch's (spread {float(want.std()):.2f})")
+print(f"{sys.argv[3]}: logits ({P} x 50257) within {d:.2e} of PyTorch's (spread {float(want.std()):.2f})")
 assert d <= 1e-4, d
 PY
 }
@@ -38,6 +40,10 @@ PY
 "$APP" import gpt2 "$dir/fx/hf" -o "$dir/hf.safetensors" >"$dir/out" 2>&1 || fail "import gpt2 folder"
 grep -q "50257 byte-level BPE tokens" "$dir/out" || fail "import gpt2 says its tokens"
 logits_equal "$dir/hf.safetensors" hf
+# --block-size: the first positions kept, the logits there the same
+"$APP" import gpt2 "$dir/fx/hf" --block-size 16 -o "$dir/hf16.safetensors" >"$dir/out" 2>&1 || fail "import gpt2 --block-size 16"
+grep -q "block 16" "$dir/out" || fail "import --block-size 16 says its block"
+logits_equal "$dir/hf16.safetensors" hf 16
 "$APP" import gpt2 "$dir/fx/hf_lm/model.safetensors" -o "$dir/hf_lm.safetensors" >"$dir/out" 2>&1 || fail "import gpt2 file"
 logits_equal "$dir/hf_lm.safetensors" hf_lm
 for f in llmc llmc_bf16; do

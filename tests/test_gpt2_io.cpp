@@ -214,3 +214,20 @@ TEST_CASE("the GPT-2 fuzzer's seeds are models each reader opens", "[gpt2]") {
     CHECK_THROWS_WITH(read_hf_gpt2(dir), Catch::Contains("activation_function 'relu'"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("--block-size keeps a model's first positions", "[gpt2]") {
+    Checkpoint ck = random_gpt2(300);  // block 8
+    ImportedModel m{ck, 300};
+    shrink_block(m, 5);
+    REQUIRE(m.ck.config.block_size == 5);
+    ModelLayout from = make_layout(ck.config, 300), to = make_layout(m.ck.config, 300);
+    REQUIRE(m.ck.state.params.size() == to.flat);
+    for (size_t t = 0; t < to.info.size(); t++) {
+        INFO(to.info[t].name);
+        REQUIRE(to.info[t].count == (to.info[t].name == "transformer.wpe.weight" ? 5 * 16 : from.info[t].count));
+        for (size_t i = 0; i < to.info[t].count; i++)
+            REQUIRE(m.ck.state.params[to.info[t].offset + i] == ck.state.params[from.info[t].offset + i]);
+    }
+    CHECK_THROWS_WITH(shrink_block(m, 6), Catch::Contains("give 1 to 5"));
+    CHECK_THROWS_WITH(shrink_block(m, 0), Catch::Contains("out of range"));
+}

@@ -500,6 +500,23 @@ TEST_CASE("a vocabulary wider than 16384 trains: loss and gradients match the CP
     REQUIRE(last < first);
 }
 
+TEST_CASE("a token embedding or logits past the device's tensor limit are refused up front", "[model]") {
+    std::string text;
+    for (uint32_t ch = 0x10000; ch < 0x10000 + 20000; ch++) text += encode_utf8(ch);
+    Dataset data = Dataset::from_text(text + text, "wide");
+    const uint64_t limit = test::ctx().props().limits.maxStorageBufferRange;
+    Config c = tiny_config("single-head");
+    c.n_embd = int(std::min<uint64_t>(limit / (20000 * 4) + 4, 4096)) / 4 * 4;  // just past the limit (where it can be)
+    if (uint64_t(c.n_embd) * 20000 * 4 > limit)
+        REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, c),
+                            Catch::Contains("the token embedding (20000 tokens x n_embd") && Catch::Contains("n_embd up to"));
+    c = tiny_config("single-head");
+    c.batch_size = int(std::min<uint64_t>(limit / (uint64_t(c.block_size) * 20000 * 4) + 1, 4096));
+    if (uint64_t(c.batch_size) * c.block_size * 20000 * 4 > limit)
+        REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, c),
+                            Catch::Contains("the logits of a batch") && Catch::Contains("lower --batch-size"));
+}
+
 TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "[model]") {
     if (test::ctx().props().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
         WARN("not a CPU driver: a GPU has no such limit");

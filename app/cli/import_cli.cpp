@@ -20,6 +20,7 @@ namespace attn {
 int run_import_command(int argc, char** argv) {
     const bool import = std::strcmp(argv[0], "import") == 0;
     std::string format, in, out, meta, data, tokenizer;
+    int block_size = 0;
     ExportOptions eo;
     CLI::App app{import ? "Open a run made elsewhere as an Attention Lab run: nanoGPT's ckpt.pt, Hugging Face's GPT-2 "
                           "(model.safetensors) or llm.c's checkpoint (.bin)"
@@ -33,6 +34,8 @@ int run_import_command(int argc, char** argv) {
         app.add_option("--tokenizer", tokenizer,
                        "GPT-2's tokenizer files (a folder, encoder.json, vocab.json or llm.c's gpt2_tokenizer.bin); "
                        "gpt2 and llmc look beside the model when it is not given; nanogpt: for a run of GPT-2's tokens");
+        app.add_option("--block-size", block_size, "gpt2, llmc: keep the first N positions (a shorter context; GPT-2's "
+                                                   "1024 need buffers over what CPU drivers allow)");
         app.add_option("--meta", meta, "nanogpt: the dataset's meta.pkl (default: meta.pkl beside the checkpoint)");
         app.add_option("--data", data, "nanogpt: a corpus whose characters are the vocabulary when there is no meta.pkl "
                                        "(default: tiny Shakespeare)");
@@ -64,9 +67,13 @@ int run_import_command(int argc, char** argv) {
         only_for_nanogpt("--meta", !meta.empty());
         only_for_nanogpt("--data", !data.empty());
         only_for_nanogpt("--mask-buffers", eo.mask_buffers);
+        const bool block_given = import && app.count("--block-size") > 0;
+        if (block_given && format == "nanogpt")
+            throw Error("--block-size is for GPT-2 and llm.c imports: leave it out for nanogpt");
         if (import && format != "nanogpt") {
             register_file("the model", in);
             ImportedModel m = format == "gpt2" ? read_hf_gpt2(in) : read_llmc(in);
+            if (block_given) shrink_block(m, block_size);
             std::string note;
             attach_tokenizer(m, tokenizer_for(in, tokenizer), &note);
             save_checkpoint(out, m.ck, make_layout(m.ck.config, m.model_vocab).info);

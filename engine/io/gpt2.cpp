@@ -424,7 +424,31 @@ void export_llmc(const Checkpoint& ck, const std::string& path, bool force) {
     });
 }
 
-// --- tokenizers -----------------------------------------------------------------------------------------------------
+// --- after reading ---------------------------------------------------------------------------------------------------
+
+// The state laid out for `to` (a smaller vocabulary or block): each tensor's first elements, which for wte (V, C) and
+// wpe (T, C), row-major, are their first rows.
+static void relayout(TrainerState& st, const ModelLayout& from, const ModelLayout& to) {
+    for (std::vector<float>* flat : {&st.params, &st.adam_m, &st.adam_v}) {
+        std::vector<float> out(to.flat, 0.0f);
+        for (size_t i = 0; i < to.info.size(); i++)
+            std::copy_n(flat->begin() + std::ptrdiff_t(from.info[i].offset), to.info[i].count,
+                        out.begin() + std::ptrdiff_t(to.info[i].offset));
+        *flat = std::move(out);
+    }
+}
+
+void shrink_block(ImportedModel& m, int block_size) {
+    Config& c = m.ck.config;
+    if (block_size < 1 || block_size > c.block_size)
+        throw Error("--block-size " + std::to_string(block_size) + " is out of range: the model has " +
+                    std::to_string(c.block_size) + " positions (give 1 to " + std::to_string(c.block_size) + ")");
+    if (block_size == c.block_size) return;
+    Config to = c;
+    to.block_size = block_size;
+    relayout(m.ck.state, make_layout(c, m.model_vocab), make_layout(to, m.model_vocab));
+    c = to;
+}
 
 void attach_tokenizer(ImportedModel& m, std::shared_ptr<const BpeTokenizer> tok, std::string* note) {
     const int Vt = tok->vocab_size(), Vm = m.model_vocab;
@@ -432,18 +456,8 @@ void attach_tokenizer(ImportedModel& m, std::shared_ptr<const BpeTokenizer> tok,
         throw Error("the tokenizer has " + std::to_string(Vt) + " tokens but the model's embedding " + std::to_string(Vm) +
                     " rows: give the tokenizer the model was trained with (--tokenizer)");
     Checkpoint& ck = m.ck;
-    if (Vt < Vm) {  // padding rows, dropped: wte is the first tensor, (V, C) row-major, so its first Vt rows stay
-        ModelLayout from = make_layout(ck.config, Vm), to = make_layout(ck.config, Vt);
-        auto relayout = [&](std::vector<float>& flat) {
-            std::vector<float> out(to.flat, 0.0f);
-            for (size_t i = 0; i < to.info.size(); i++)
-                std::copy_n(flat.begin() + std::ptrdiff_t(from.info[i].offset), to.info[i].count,
-                            out.begin() + std::ptrdiff_t(to.info[i].offset));
-            flat = std::move(out);
-        };
-        relayout(ck.state.params);
-        relayout(ck.state.adam_m);
-        relayout(ck.state.adam_v);
+    if (Vt < Vm) {  // padding rows, dropped: wte's first Vt rows stay
+        relayout(ck.state, make_layout(ck.config, Vm), make_layout(ck.config, Vt));
         if (note)
             *note += std::string(note->empty() ? "" : "; ") + "the embedding's " + std::to_string(Vm - Vt) +
                      " padding rows past the tokenizer's " + std::to_string(Vt) + " tokens dropped";

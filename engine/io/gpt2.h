@@ -40,6 +40,11 @@ ImportedModel read_llmc(const std::string& path);
 // replaced only with force.
 void export_llmc(const Checkpoint& ck, const std::string& path, bool force);
 
+// Keeps the first block_size positions of a model (wpe's first rows): a shorter context, for a device whose buffers
+// cannot hold the whole one's logits (GPT-2's 1024 positions x 50257 tokens are 196 MiB; CPU drivers allow 128).
+// Throws attn::Error for a size outside 1 to the model's.
+void shrink_block(ImportedModel& m, int block_size);
+
 // Gives an imported model its tokenizer: the vocabulary must be the model's, or smaller by padding rows, which are
 // dropped (their logits never name a token; the note says how many). Throws attn::Error when the tokenizer has more
 // tokens than the model, or 128 fewer or more (no padding: another tokenizer).

@@ -29,6 +29,21 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         std::to_string(uint64_t(std::sqrt(double(limit / 4)))) +
                         " distinct characters, or another preset (their tables grow with the vocabulary, not its square)");
     }
+    if (cfg.kind != ModelKind::Bigram) {  // the largest tensors a step binds: the token embedding and the logits
+        uint64_t V = uint64_t(data.vocab_size()), limit = ctx.props().limits.maxStorageBufferRange;
+        uint64_t wte = V * uint64_t(cfg.n_embd) * 4, logits = uint64_t(cfg.batch_size) * cfg.block_size * V * 4;
+        auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20); };
+        if (wte > limit)
+            throw Error("the token embedding (" + std::to_string(V) + " tokens x n_embd " + std::to_string(cfg.n_embd) +
+                        ", " + mib(wte) + " MiB) exceeds " + ctx.device_name() + "'s limit of " + mib(limit) +
+                        " MiB a tensor: this model needs a GPU with a larger limit (--list-devices); here the "
+                        "vocabulary allows n_embd up to " + std::to_string(limit / (V * 4)));
+        if (logits > limit)
+            throw Error("the logits of a batch (" + std::to_string(cfg.batch_size) + " x block " +
+                        std::to_string(cfg.block_size) + " x " + std::to_string(V) + " tokens, " + mib(logits) +
+                        " MiB) exceed " + ctx.device_name() + "'s limit of " + mib(limit) + " MiB a tensor: lower "
+                        "--batch-size (an imported model's block size: attnlab import ... --block-size N)");
+    }
     // the whole token stream is one tensor, 4 bytes a character: the device's limit on one tensor bounds the text
     // (batch and block size do not change it)
     uint64_t stream = uint64_t(data.tokens().size()) * 4, tensor_limit = ctx.props().limits.maxStorageBufferRange;
