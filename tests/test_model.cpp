@@ -515,6 +515,13 @@ TEST_CASE("a token embedding or logits past the device's tensor limit are refuse
     if (uint64_t(c.batch_size) * c.block_size * 20000 * 4 > limit)
         REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, c),
                             Catch::Contains("the logits of a batch") && Catch::Contains("lower --batch-size"));
+    // a model whose flat parameters (AdamW's one tensor) pass the limit: the gpt preset, wide
+    c.apply_preset("gpt");
+    c.n_embd = 1024;
+    c.n_head = 16;
+    c.n_layer = int(std::min<uint64_t>(limit / 4 / (12ull * 1024 * 1024) + 1, 48));
+    if (make_layout(c, 65).flat * 4 > limit)
+        REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), test::shakespeare(), c), Catch::Contains("the model's parameters ("));
 }
 
 TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "[model]") {

@@ -38,6 +38,13 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         ", " + mib(wte) + " MiB) exceeds " + ctx.device_name() + "'s limit of " + mib(limit) +
                         " MiB a tensor: this model needs a GPU with a larger limit (--list-devices); here the "
                         "vocabulary allows n_embd up to " + std::to_string(limit / (V * 4)));
+        // AdamW and the gradient's norm bind the flat parameters whole
+        uint64_t flat = uint64_t(make_layout(cfg, int(V)).flat) * 4;
+        if (flat > limit)
+            throw Error("the model's parameters (" + mib(flat) + " MiB, updated by AdamW as one tensor) exceed " +
+                        ctx.device_name() + "'s limit of " + mib(limit) + " MiB a tensor: at most " +
+                        std::to_string(limit / 4 / 1000000) + "M parameters here; run it on a GPU with a larger limit "
+                        "(--list-devices)");
         if (logits > limit)
             throw Error("the logits of a batch (" + std::to_string(cfg.batch_size) + " x block " +
                         std::to_string(cfg.block_size) + " x " + std::to_string(V) + " tokens, " + mib(logits) +
