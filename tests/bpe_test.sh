@@ -4,7 +4,7 @@
 # random bytes (invalid UTF-8 included); llm.c's tokenizer .bin (written here from GPT-2's files as llm.c's
 # train_gpt2.py writes it) gives the same ids; a tokenizer learned with bpe:N has the reference's merges and ids;
 # broken tokenizer files exit 2 with one line; a run trained headless on bpe:300 tokens resumes exactly, and the
-# inspect --ablate refuses it with what to do, inspect and --heads show its tokens. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
+# inspect, --heads, --ablate and --icl show its tokens. Skipped (77) without python3-regex or GPT-2's files (scripts/setup.sh
 # fetches them into assets/gpt2).
 # Usage: bpe_test.sh PATH/TO/attnlab CORPUS GPT2_DIR
 set -u
@@ -140,9 +140,13 @@ bad_run() {  # bad_run WANT ARGS...: attnlab ARGS exits 2 with one line holding 
     if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"$want"* ]]; then passes=$((passes+1))
     else fail "attnlab $*: want exit 2 and one line with '$want' (got $rc: $out)"; fi
 }
-bad_run "the window shows characters only" --data "$dir/learn.txt" --tokenizer bpe:300
 bad_run "keeps the tokenizer it was trained with" --headless --resume "$dir/t.safetensors" --tokenizer bpe:300
-bad_run "--ablate works on character-level runs only" inspect "$dir/t.safetensors" --ablate 1:1
+"$BIN" inspect "$dir/t.safetensors" --ablate 1:1 --probe "the king" >"$dir/i.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "^ pos token" "$dir/i.txt" && grep -qE "^ablated val loss: [0-9.]+ \(\+" "$dir/i.txt"; then
+    passes=$((passes+1)); else fail "inspect --ablate should knock out a BPE run's head (exit $rc)"; cat "$dir/i.txt"; fi
+"$BIN" inspect "$dir/t.safetensors" --icl >"$dir/i.txt" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "later tokens are predicted better" "$dir/i.txt" && grep -q "^in-context learning score: " "$dir/i.txt"; then
+    passes=$((passes+1)); else fail "inspect --icl should measure a BPE run on tokens (exit $rc)"; cat "$dir/i.txt"; fi
 "$BIN" inspect "$dir/t.safetensors" --heads >"$dir/i.txt" 2>&1; rc=$?
 if [ $rc -eq 0 ] && grep -q "strings of 4 tokens written twice" "$dir/i.txt" && grep -q "^strongest induction head: L1 H1" "$dir/i.txt"; then
     passes=$((passes+1)); else fail "inspect --heads should score a BPE run's heads on tokens (exit $rc)"; cat "$dir/i.txt"; fi

@@ -21,7 +21,6 @@ std::unique_ptr<OpenRun> open_run(const CircuitsRequest& r) {
     Checkpoint ck = load_checkpoint(r.file);
     if (ck.config.kind == ModelKind::Bigram)
         throw Error("the bigram model has no attention: there is no head to knock out");
-    refuse_tokens(ck, r.icl ? "--icl" : "--ablate");
     auto o = std::make_unique<OpenRun>(std::move(ck));
     o->open_corpus(r.data);
     o->start(r.device, o->ck.config.batch_size);
@@ -70,10 +69,13 @@ int inspect_ablate(const CircuitsRequest& r) {
                 mode == AblationMode::Zero ? "each head's output replaced by 0"
                                            : "each head's output replaced by its mean over the validation batches");
     std::vector<std::string> chars = probe_chars(tokens, text, o->data->vocab());
-    std::printf("%4s %-4s %8s %8s %8s\n", "pos", "char", "intact", "ablated", "change");
+    const TokenNames names(o->ck);  // a run of BPE tokens: a row a token
+    std::printf("%4s %-4s %8s %8s %8s\n", "pos", names.unit(), "intact", "ablated", "change");
     for (size_t t = 1; t < tokens.size(); t++) {
         float li = a.intact.char_loss[t - 1], la = a.ablated.char_loss[t - 1];
-        std::printf("%4zu %-4s ", t, glyph(chars[t]).c_str());
+        std::string label = names.bpe ? names.glyph(int32_t(tokens[t])) : glyph(chars[t]);
+        std::printf("%4zu %s ", t, label.c_str());
+        for (int pad = int(label.size()); pad < (names.bpe ? 12 : 4); pad++) std::printf(" ");  // as %-4s did
         if (std::isnan(li)) std::printf("%8s\n", "no loss");
         else std::printf("%8.3f %8.3f %+8.3f\n", li, la, la - li);
     }
@@ -101,8 +103,8 @@ int inspect_icl(const CircuitsRequest& r) {
     const int a = std::clamp(int(std::ceil(T / 10.0 - T / 20.0)), 0, T - 1);
     const int b = std::clamp(int(std::floor(T / 10.0 + T / 20.0)), a, T - 1), tail = std::max(1, T / 10);
     std::printf("in-context learning score: the mean loss at positions %d to %d (\"early\") minus the mean over the "
-                "last %d, %d to %d (\"late\"); positive: later characters are predicted better\n\n",
-                a, b, tail, T - tail, T - 1);
+                "last %d, %d to %d (\"late\"); positive: later %s are predicted better\n\n",
+                a, b, tail, T - tail, T - 1, o->ck.tokenizer ? "tokens" : "characters");
     std::printf("%8s %10s %8s %8s %8s\n", "step", "val loss", "early", "late", "ICL");
     double last_score = 0;
     for (size_t i = 0; i < curves.size(); i++) {

@@ -40,13 +40,6 @@ std::string TokenNames::shown(const std::vector<uint32_t>& tokens, const std::ve
     return s;
 }
 
-void refuse_tokens(const Checkpoint& ck, const std::string& what) {
-    if (ck.tokenizer)
-        throw Error("this run reads byte-level BPE tokens (" + std::to_string(ck.tokenizer->vocab_size()) + " ids): " +
-                    what + " works on character-level runs only, so far; attnlab inspect FILE shows its attention and "
-                    "predictions");
-}
-
 const Dataset& OpenRun::open_corpus(const std::string& data_flag) {
     const std::string path = inspect_corpus_path(data_flag, ck);
     data.emplace(ck.tokenizer ? Dataset::from_file(path, ck.tokenizer) : Dataset::from_file(path));

@@ -49,9 +49,6 @@ struct OpenRun {
     Session& start(int device, int batch_size);
 };
 
-// Refuses a run of BPE tokens for a view that reads characters (`what`: "--heads"), with one line.
-void refuse_tokens(const Checkpoint& ck, const std::string& what);
-
 // The recorded step nearest `step`, or null without --step (has_step false), after checking the time-lapse of
 // `file` holds it; otherwise: throws one line ("leave out --step to <without>" where there is no time-lapse).
 const ProbeSnapshot* checked_step(const std::string& file, const TimeLapse& tl, bool has_step, int step,
