@@ -263,7 +263,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
                                           "induction or induction:SEED: generated repeats (docs/induction.md)")
         ->type_name("FILE");
     app.add_option("--tokenizer", o.tokenizer, "chars (the lecture's, default), bpe:N (N ids of byte-level BPE\n"
-                                                "learned on the corpus) or GPT-2's files; --headless (docs/tokens.md)")
+                                                "learned on the corpus) or GPT-2's files (docs/tokens.md)")
         ->type_name("KIND");
     // each default as the preset sets it (the help of `attnlab --preset gpt --help` shows gpt's)
     auto dflt = [](double v) {
