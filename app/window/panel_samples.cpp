@@ -5,6 +5,7 @@
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "text/bpe.h"
 
 namespace attn {
 

@@ -1,9 +1,7 @@
 // Helpers every panel shares (declared at the end of panels.h): laying out a row of controls, visible characters.
-#include <cstdio>
-
 #include <imgui.h>
 
-#include "text/unicode.h"
+#include "text/bpe.h"
 
 #include "panels.h"
 
@@ -40,25 +38,6 @@ std::string visible_char(const std::string& c) {
         else if (ch == '\n') out += "\\n";
         else if (ch == '\t') out += "\\t";
         else out += ch;
-    }
-    return out;
-}
-
-std::string bytes_as_text(const std::string& bytes) {
-    std::string out;
-    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-    for (size_t i = 0; i < bytes.size();) {
-        uint32_t cp = 0;
-        size_t n = utf8_next(p + i, bytes.size() - i, &cp);
-        if (n == 0) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(p[i]));
-            out += hex;
-            n = 1;
-        } else {
-            out.append(bytes, i, n);
-        }
-        i += n;
     }
     return out;
 }

@@ -222,8 +222,6 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap);
 // Shows c as it reads in the attention labels: newline as \n, space as a middle dot; a token of several characters
 // the same way character by character, bytes that are no whole UTF-8 character as \xNN.
 std::string visible_char(const std::string& c);
-// Bytes as text: whole UTF-8 characters as they are, any other byte as \xNN (a token cut inside a character).
-std::string bytes_as_text(const std::string& bytes);
 // `text` cut to fit `width` pixels, "..." marking the cut (a status line, a token's label in a narrow column).
 std::string fit_text(const std::string& text, float width);
 // visible_char in quotes, with the name of an invisible one: "'·' (space)", "'\n' (newline)", "'a'".

@@ -214,7 +214,7 @@ bool BpeTokenizer::same_as(const BpeTokenizer& o) const {
     return true;
 }
 
-std::string visible_bytes(std::string_view bytes) {
+std::string bytes_as_text(std::string_view bytes) {
     std::string out;
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
     for (size_t i = 0; i < bytes.size();) {
@@ -224,18 +224,28 @@ std::string visible_bytes(std::string_view bytes) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(p[i]));
             out += hex;
-            i++;
-            continue;
+            n = 1;
+        } else {
+            out.append(bytes.substr(i, n));
         }
-        if (cp == ' ') out += "\u2423";
-        else if (cp == '\n') out += "\u23ce";
-        else if (cp == '\t') out += "\u21e5";
-        else if (cp < 32 || cp == 127) {
-            out += '^';
-            out += char(cp == 127 ? '?' : '@' + cp);
-        }
-        else out.append(bytes.substr(i, n));
         i += n;
+    }
+    return out;
+}
+
+std::string visible_bytes(std::string_view bytes) {
+    std::string out;
+    for (char ch : bytes_as_text(bytes)) {  // (the bytes of a character past ASCII are never blanks or controls)
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == ' ') out += "\u2423";
+        else if (c == '\n') out += "\u23ce";
+        else if (c == '\t') out += "\u21e5";
+        else if (c < 32 || c == 127) {
+            out += '^';
+            out += char(c == 127 ? '?' : '@' + c);
+        } else {
+            out += ch;
+        }
     }
     return out;
 }

@@ -31,6 +31,8 @@ struct BpeMerge {
 // space as ␣, a newline as ⏎, a tab as ⇥, other control characters as ^X, and bytes that are no whole UTF-8 character
 // (a token that ends inside one) as \xNN.
 std::string visible_bytes(std::string_view bytes);
+// Bytes as text: whole UTF-8 characters as they are, any other byte as \xNN (a token cut inside a character).
+std::string bytes_as_text(std::string_view bytes);
 
 class BpeTokenizer {
 public:
