@@ -52,7 +52,11 @@ out=$("$bin" --headless --quiet --data "$corpus" --max-iters 1 --eval-iters 1 --
 grep -q "^step 1: train loss" <<<"$out" && ! grep -q "grad norm" <<<"$out" && ok ||
     bad "no grad norm without clipping: $out"
 refused "only nanoGPT's GPT can be exported" export nanogpt "$tmp/lecture.safetensors" -o "$tmp/x"
-refused "unknown format 'gpt2'" import gpt2 "$fix/nanogpt_step.pt" -o "$tmp/y.safetensors"
+refused "unknown format 'onnx': attnlab import knows nanogpt, gpt2 and llmc" import onnx "$fix/nanogpt_step.pt" -o "$tmp/y.safetensors"
+refused "unknown format 'gpt2': attnlab export knows nanogpt and llmc" export gpt2 "$tmp/lecture.safetensors" -o "$tmp/y"
+refused "is not Hugging Face's GPT-2 safetensors" import gpt2 "$fix/nanogpt_step.pt" -o "$tmp/y.safetensors"
+refused "--meta is for nanoGPT's checkpoints" import llmc "$fix/nanogpt_step.pt" --meta "$fix/meta.pkl" -o "$tmp/y.safetensors"
+refused "llm.c runs GPT-2" export llmc "$tmp/lecture.safetensors" -o "$tmp/y.bin"
 head -c 3000 "$fix/nanogpt_step.pt" > "$tmp/truncated.pt"
 refused "truncated.pt" import nanogpt "$tmp/truncated.pt" --meta "$fix/meta.pkl" -o "$tmp/t.safetensors"
 refused "truncated.pt" --headless --resume "$tmp/truncated.pt" --data "$tmp/five.txt"

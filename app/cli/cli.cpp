@@ -385,7 +385,7 @@ int parse_cli(int argc, char** argv, RunOptions& o) {
     app.add_flag("--version", o.version, "print the version and exit");
     app.footer("\nDefaults are the preset's (--preset, else single-head); docs/runs.md has every flag's details.\n"
                "The lecture's demos as text: attnlab lab --list; a saved run's attention: attnlab inspect FILE\n"
-               "Runs made elsewhere: attnlab import nanogpt|gpt2|llmc FILE -o RUN; attnlab export nanogpt|llmc RUN -o OUT\n"
+               "Runs made elsewhere: attnlab import nanogpt|gpt2|llmc FILE -o RUN, export nanogpt|llmc RUN -o OUT\n"
                "Tokens: attnlab tokenize assets/gpt2 TEXT (GPT-2's BPE ids; docs/tokens.md)\n"
                "In the window: Space pause, S step, R reset, F12 screenshot, H all heads, L the Lab,\n"
                "Left/Right the time-lapse, Ctrl+S / Ctrl+O checkpoint.");

@@ -64,7 +64,8 @@ void draw_status(StatusState& st, const Snapshot& snap, int fps_cap) {
     }
     std::snprintf(buf, sizeof buf, "%.0f/%d fps", s.fps, fps_cap);
     pieces.push_back({buf, 4});
-    std::snprintf(buf, sizeof buf, "%s, %zu params, vocab %d", snap.cfg.preset.c_str(), snap.params, snap.vocab);
+    std::snprintf(buf, sizeof buf, "%s, %zu params, %s %d", snap.cfg.preset.c_str(), snap.params,
+                  snap.bpe_tokens ? "BPE vocab" : "vocab", snap.vocab);
     pieces.push_back({buf, 5});
     pieces.push_back({base_name(snap.corpus_name) + " (" + human_bytes(snap.corpus_bytes) + ")", 6});
     pieces.push_back({st.device_name, 8});

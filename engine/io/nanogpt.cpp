@@ -317,7 +317,8 @@ Checkpoint import_nanogpt(const std::string& path, const std::string& meta_path,
         say("no meta.pkl beside it: the corpus's " + std::to_string(V) + " characters, sorted, as nanoGPT's prepare.py makes them");
     } else if (V >= 50257) {
         throw Error("'" + path + "' has no meta.pkl beside it and a vocabulary of " + std::to_string(V) +
-                    ": GPT-2's tokens; give --tokenizer assets/gpt2 (GPT-2's files, which scripts/setup.sh fetches)");
+                    ": GPT-2's tokens; open it with attnlab import nanogpt " + path + " --tokenizer assets/gpt2 -o "
+                    "RUN.safetensors (GPT-2's files, which scripts/setup.sh fetches)");
     } else {
         throw Error("'" + path + "' has no meta.pkl beside it, so its " + std::to_string(V) +
                     " token ids cannot be shown as characters: give --meta DATA/meta.pkl (nanoGPT's prepare.py writes it"
