@@ -24,10 +24,10 @@ common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
 clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/io/files.cpp -o "$out/fuzz_corpus"
 # (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
 clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
-    engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp \
+    engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp \
     engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp -lzip -o "$out/fuzz_checkpoint"
 clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
-clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
+clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp engine/train/timelapse.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
     engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp -lzip -o "$out/fuzz_nanogpt"
 clang++ "${common[@]}" tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
     engine/io/files.cpp -o "$out/fuzz_tokenizer"
