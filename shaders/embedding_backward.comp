@@ -7,9 +7,10 @@
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };   // (N_tokens,)
 layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 2) readonly buffer Dout { float dout[]; };      // (B, T, C)
-layout(std430, binding = 3) buffer Dwte { float dwte[]; };               // (V, C)
+layout(std430, binding = 3) buffer Dwte { float dwte[]; };               // (V, C) from row v0
 layout(std430, binding = 4) writeonly buffer Dwpe { float dwpe[]; };     // (T, C)
-layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate; } p;
+// dwte bound from row v0: its V rows are tokens v0 .. v0+V-1, the other tokens' sums another dispatch's
+layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate, v0; } p;
 void main() {
     uint i = gid();
     if (i < p.C) {
@@ -19,8 +20,8 @@ void main() {
         for (uint b = 0; b < p.B; b++) {
             uint base = offsets[b];
             for (uint t = 0; t < p.T; t++) {
-                uint tok = tokens[base + t];
-                dwte[tok * p.C + c] += dout[(b * p.T + t) * p.C + c];
+                uint row = tokens[base + t] - p.v0;  // wraps past V for tokens before v0
+                if (row < p.V) dwte[row * p.C + c] += dout[(b * p.T + t) * p.C + c];
             }
         }
         return;

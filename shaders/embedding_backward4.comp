@@ -8,9 +8,10 @@
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };   // (N_tokens,)
 layout(std430, binding = 1) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(binding = 2) uniform samplerBuffer dout4;                         // (B, T, C/4) vec4
-layout(std430, binding = 3) buffer Dwte { vec4 dwte[]; };                // (V, C/4)
+layout(std430, binding = 3) buffer Dwte { vec4 dwte[]; };                // (V, C/4) from row v0
 layout(std430, binding = 4) writeonly buffer Dwpe { vec4 dwpe[]; };      // (T, C/4)
-layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate; } p;
+// dwte bound from row v0: its V rows are tokens v0 .. v0+V-1, the other tokens' sums another dispatch's
+layout(push_constant) uniform P { uint B, T, C, V, use_pos, accumulate, v0; } p;
 void main() {
     uint i = gid();
     uint C4 = p.C / 4;
@@ -20,8 +21,8 @@ void main() {
         for (uint b = 0; b < p.B; b++) {
             uint base = offsets[b];
             for (uint t = 0; t < p.T; t++) {
-                uint tok = tokens[base + t];
-                dwte[tok * C4 + i] += texelFetch(dout4, int((b * p.T + t) * C4 + i));
+                uint row = tokens[base + t] - p.v0;  // wraps past V for tokens before v0
+                if (row < p.V) dwte[row * C4 + i] += texelFetch(dout4, int((b * p.T + t) * C4 + i));
             }
         }
         return;

@@ -500,28 +500,71 @@ TEST_CASE("a vocabulary wider than 16384 trains: loss and gradients match the CP
     REQUIRE(last < first);
 }
 
-TEST_CASE("a token embedding or logits past the device's tensor limit are refused up front", "[model]") {
+TEST_CASE("logits past the device's tensor limit, or an embedding it cannot cut, are refused up front", "[model]") {
     std::string text;
     for (uint32_t ch = 0x10000; ch < 0x10000 + 20000; ch++) text += encode_utf8(ch);
     Dataset data = Dataset::from_text(text + text, "wide");
-    const uint64_t limit = test::ctx().props().limits.maxStorageBufferRange;
+    const uint64_t limit = test::ctx().policy().max_storage_range;
     Config c = tiny_config("single-head");
-    c.n_embd = int(std::min<uint64_t>(limit / (20000 * 4) + 4, 4096)) / 4 * 4;  // just past the limit (where it can be)
+    c.n_embd = int(std::min<uint64_t>(limit / (20000 * 4) + 4, 4096)) / 4 * 4 + 2;  // past the limit, not a multiple of 4
+    c.head_size = 2;
     if (uint64_t(c.n_embd) * 20000 * 4 > limit)
         REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, c),
-                            Catch::Contains("the token embedding (20000 tokens x n_embd") && Catch::Contains("n_embd up to"));
+                            Catch::Contains("the token embedding (20000 tokens x n_embd") && Catch::Contains("multiple of 4"));
     c = tiny_config("single-head");
     c.batch_size = int(std::min<uint64_t>(limit / (uint64_t(c.block_size) * 20000 * 4) + 1, 4096));
     if (uint64_t(c.batch_size) * c.block_size * 20000 * 4 > limit)
         REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), data, c),
                             Catch::Contains("the logits of a batch") && Catch::Contains("lower --batch-size"));
-    // a model whose flat parameters (AdamW's one tensor) pass the limit: the gpt preset, wide
-    c.apply_preset("gpt");
-    c.n_embd = 1024;
-    c.n_head = 16;
-    c.n_layer = int(std::min<uint64_t>(limit / 4 / (12ull * 1024 * 1024) + 1, 48));
-    if (make_layout(c, 65).flat * 4 > limit)
-        REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), test::shakespeare(), c), Catch::Contains("the model's parameters ("));
+}
+
+// Shrinks the storage-binding limit the kernels see (KernelPolicy::max_storage_range) for one scope.
+struct BindingLimit {
+    explicit BindingLimit(uint64_t bytes) : saved(test::ctx().policy().max_storage_range) {
+        test::ctx().edit_policy().max_storage_range = bytes;
+    }
+    ~BindingLimit() { test::ctx().edit_policy().max_storage_range = saved; }
+    uint64_t saved;
+};
+
+TEST_CASE("an embedding and parameters past the binding limit train in ranges, to the same bits", "[model]") {
+    // 512 characters x n_embd 64: wte, lm_head and their gradients 128 KiB, the flat parameters over 512 KiB; under a
+    // 64 KiB limit dwte, lm_head's dw and AdamW run in 2, 2 and 8+ ranges. Tied (nanoGPT) and untied heads.
+    std::string text;
+    for (int rep = 0; rep < 6; rep++)
+        for (uint32_t ch = 0x400; ch < 0x400 + 512; ch++) text += encode_utf8(0x400 + (ch * 7 + rep * 31) % 512);
+    Dataset data = Dataset::from_text(text, "cyrillic and more");
+    REQUIRE(data.vocab_size() == 512);
+    for (const char* preset : {"residual", "nanogpt-cpu"}) {
+        DYNAMIC_SECTION(preset) {
+            Config c;
+            c.apply_preset(preset);
+            c.n_embd = 64;
+            c.n_head = 4;
+            c.head_size = 16;
+            c.n_layer = 2;
+            c.block_size = 8;
+            c.batch_size = 2;
+            c.dropout = 0;
+            c.seed = 5;
+            REQUIRE(make_layout(c, 512).flat * 4 > (256u << 10));
+            auto train = [&](std::vector<float>& params, std::vector<float>& losses) {
+                Trainer tr(test::ctx(), data, c, 1);
+                std::vector<uint32_t> off = {3, 700};
+                for (int i = 0; i < 3; i++) losses.push_back(tr.step(&off).loss);
+                params = tr.model().read_params();
+            };
+            std::vector<float> whole, ranged, whole_loss, ranged_loss;
+            train(whole, whole_loss);
+            {
+                BindingLimit small(64 << 10);
+                REQUIRE_NOTHROW(Trainer::check(test::ctx(), data, c));
+                train(ranged, ranged_loss);
+            }
+            REQUIRE(ranged_loss == whole_loss);
+            REQUIRE(ranged == whole);
+        }
+    }
 }
 
 TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "[model]") {

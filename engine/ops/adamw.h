@@ -1,6 +1,9 @@
 // AdamW over the whole flat parameter buffer in one dispatch; with data parallelism it also averages the replicas'
 // gradients first (the all-reduce). grad_norm: the gradient's global norm and the clipping scale it sets.
 #pragma once
+#include <algorithm>
+#include <string>
+
 #include "vk/program.h"
 
 namespace attn::ops {
@@ -35,11 +38,29 @@ inline AdamWPush adamw_push(uint32_t n, uint32_t decay_end, uint32_t replicas, c
 // replicas R > 1 (R, n): the gradients of the batch's R slices (each a mean over its own rows); the update uses
 // sum_r weights[r] * grads[r], summed in slice order (every replica computes the same bits), times clip[0] (the
 // clipping scale grad_norm wrote, or 1).
+// Parameters past the device's storage-binding limit (KernelPolicy::max_storage_range: 128 MiB on lavapipe, GPT-2
+// 124M's are 498 MB) are updated in several dispatches, each on a range of at most that size (the same bits: every
+// element is updated on its own).
 inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange grads, BufferRange m, BufferRange v,
                   BufferRange hyper, BufferRange clip, uint32_t n, uint32_t decay_end, uint32_t replicas = 1,
                   const float* weights = nullptr) {
-    AdamWPush p = adamw_push(n, decay_end, replicas, weights);
-    pr.dispatch(kc.get("adamw", "vvvvuusss", sizeof p), {params, grads, m, v, hyper, clip, params, m, v}, p, n / 4);
+    const Kernel& k = kc.get("adamw", "vvvvuusss", sizeof(AdamWPush));
+    uint64_t chunk = kc.context().policy().rows_per_binding(4, 64);  // floats: ranges start 256-byte aligned
+    if (chunk >= n) {
+        AdamWPush p = adamw_push(n, decay_end, replicas, weights);
+        pr.dispatch(k, {params, grads, m, v, hyper, clip, params, m, v}, p, n / 4);
+        return;
+    }
+    if (replicas > 1)  // the slices' gradients are (R, n): a range of each would need a stride the kernel lacks
+        throw Error("a model of " + std::to_string(uint64_t(n) * 4 >> 20) + " MiB of parameters trains on one device "
+                    "here, not " + std::to_string(replicas) + " (the device's binding limit): run with --replicas 1");
+    for (uint64_t c0 = 0; c0 < n; c0 += chunk) {
+        uint32_t cn = uint32_t(std::min<uint64_t>(chunk, n - c0));
+        uint32_t decay = uint32_t(std::clamp<int64_t>(int64_t(decay_end) - int64_t(c0), 0, cn));
+        AdamWPush p = adamw_push(cn, decay, 1, nullptr);
+        auto at = [&](BufferRange r) { return BufferRange(*r.buffer, r.offset + c0 * 4, size_t(cn) * 4); };
+        pr.dispatch(k, {at(params), at(grads), at(m), at(v), hyper, clip, at(params), at(m), at(v)}, p, cn / 4);
+    }
 }
 
 // grad_norm's partial sums for n floats: one for every 8 vec4s

@@ -1,13 +1,15 @@
 // Token + position embedding: forward gathers rows, backward scatters gradients (no atomics).
 #pragma once
+#include <algorithm>
+
 #include "vk/program.h"
 
 namespace attn::ops {
 
 struct EmbeddingPush { uint32_t B, T, C, use_pos; };
 static_assert(sizeof(EmbeddingPush) == 16);
-struct EmbeddingBackPush { uint32_t B, T, C, V, use_pos, accumulate; };
-static_assert(sizeof(EmbeddingBackPush) == 24);
+struct EmbeddingBackPush { uint32_t B, T, C, V, use_pos, accumulate, v0 = 0; };  // dwte's rows v0 .. v0+V-1
+static_assert(sizeof(EmbeddingBackPush) == 28);
 
 // out (B,T,C) = wte[tokens[offsets[b]+t]] + wpe[t]
 inline void embedding_forward(KernelCache& kc, Program& pr, BufferRange out, BufferRange tokens, BufferRange offsets,
@@ -37,14 +39,21 @@ inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, B
         pr.barrier("dwte cleared before the sums add to it");
         accumulate = true;
     }
-    EmbeddingBackPush p{B, T, C, V, use_pos ? 1u : 0u, accumulate ? 1u : 0u};
-    if (C % 4 == 0) {  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
-        pr.dispatch(kc.get("embedding_backward4", "ssvss", sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
-                    uint64_t(C / 4) * (1 + (use_pos ? T : 0)));
-        return;
+    // A vocabulary whose gradient passes the device's storage-binding limit (GPT-2's 50257 x 768 is 148 MiB, lavapipe
+    // binds 128) is summed in row ranges of dwte, a dispatch each (every range walks the whole batch and adds the
+    // rows whose token is its own: the same sums in the same order). dwpe comes with the first.
+    uint64_t rows = kc.context().policy().rows_per_binding(uint64_t(C) * 4, 64);  // 64 rows: 256-byte offsets
+    bool vec4 = C % 4 == 0;  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
+    const Kernel& k = vec4 ? kc.get("embedding_backward4", "ssvss", sizeof(EmbeddingBackPush))
+                           : kc.get("embedding_backward", 5, sizeof(EmbeddingBackPush));
+    uint32_t cols = vec4 ? C / 4 : C;
+    for (uint64_t v0 = 0; v0 < V; v0 += rows) {
+        uint32_t n = uint32_t(std::min<uint64_t>(rows, V - v0));
+        bool pos = use_pos && v0 == 0;
+        EmbeddingBackPush p{B, T, C, n, pos ? 1u : 0u, accumulate ? 1u : 0u, uint32_t(v0)};
+        BufferRange part = n == V ? dwte : BufferRange(*dwte.buffer, dwte.offset + v0 * C * 4, size_t(n) * C * 4);
+        pr.dispatch(k, {tokens, offsets, dout, part, dwpe}, p, uint64_t(cols) * (1 + (pos ? T : 0)));
     }
-    pr.dispatch(kc.get("embedding_backward", 5, sizeof p), {tokens, offsets, dout, dwte, dwpe}, p,
-                uint64_t(C) + (use_pos ? uint64_t(T) * C : 0));
 }
 
 }  // namespace attn::ops

@@ -25,9 +25,9 @@ struct MatmulDropout {
 };
 struct MatmulBackPush {
     uint32_t M, N, K, has_bias, relu, want_dinp, accumulate, first = 0, count = 0, splits = 1, stride = 0, db_off = 0,
-             mask_in = 0;
+             mask_in = 0, row0 = 0;  // row0: the first row of dw its binding holds (matmul_backward_dw_rows)
 };
-static_assert(sizeof(MatmulBackPush) == 52);
+static_assert(sizeof(MatmulBackPush) == 56);
 struct MatmulDinpPush { uint32_t M, N, K, relu, accumulate; };                        // matmul_backward_dinp_smem
 struct MatmulDwPush { uint32_t M, N, K, has_bias, relu, splits, stride, db_off; };   // matmul_backward_dw_smem
 
@@ -49,8 +49,14 @@ inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
     }
     return smem_default(ctx) ? MatmulKernel::smem : MatmulKernel::tiled;
 }
+// Rows of dw (N, K) one storage binding holds: all N, or fewer where dw passes the device's binding limit (lm_head's
+// gradient with GPT-2's vocabulary on lavapipe). The tiled kernel then writes dw in row ranges, a dispatch each; a
+// multiple of 64 rows, so that every range starts 256-byte aligned and on a dw tile (TRW rows).
+inline uint64_t matmul_backward_dw_rows(const Context& ctx, uint32_t N, uint32_t K) {
+    return std::min<uint64_t>(N, ctx.policy().rows_per_binding(uint64_t(K) * 4, 64));
+}
 inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
-    return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0;
+    return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0 && matmul_backward_dw_rows(ctx, N, K) == N;
 }
 
 // Whether the tiled kernel stores four outputs at a time (matmul_forward_tiled4): rows a multiple of 4 floats, the
@@ -136,6 +142,7 @@ inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K, bool dout4) {
 inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K,
                                        bool dout_padded = false) {
     if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
+    if (matmul_backward_dw_rows(ctx, N, K) < N) return 1;  // dw in row ranges: no room for partial sums of it
     bool dout4 = N % 4 == 0 || dout_padded;
     return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, dout4), 2048) : 1;
 }
@@ -201,6 +208,13 @@ inline void matmul_backward(KernelCache& kc, Program& pr, const MatmulBackward& 
     if (mask_in && (!want_dinp || !tiled || matmul_backward_smem(kc.context(), N, K)))
         throw Error("internal error: matmul_backward's mask_in needs dinp and the tiled kernels (matmul_backward_can_mask_in)");
     if (!tiled) splits = 1;
+    uint64_t dw_rows = matmul_backward_dw_rows(kc.context(), N, K);
+    if (dw_rows < N) {
+        if (!tiled || !(N % 4 == 0 || dout_padded) || K > N)
+            throw Error("internal error: matmul_backward writes dw in row ranges only with the tiled kernels, dout as "
+                        "vec4 and K <= N");
+        splits = 1;
+    }
     if (splits > 1) {
         if (!scratch.buffer || scratch.size() < matmul_backward_scratch(N, K, has_bias, splits) * 4)
             throw Error("internal error: matmul_backward split over rows without enough scratch");
@@ -243,6 +257,23 @@ inline void matmul_backward(KernelCache& kc, Program& pr, const MatmulBackward& 
         n_dinp = want_dinp ? uint64_t(M) * K : 0;
         n_rest = uint64_t(N) * K + (has_bias ? N : 0);
         k = &kc.get("matmul_backward", 7, sizeof p);
+    }
+    if (dw_rows < N) {  // dinp, then dw's row ranges (n-major tiles: each range is a run of invocations)
+        uint64_t tiles_kw = (K / 4 + matmul_dw_tkw(N, K, true) - 1) / matmul_dw_tkw(N, K, true), TRW = 8;
+        BufferRange first_rows(*dw.buffer, dw.offset, size_t(dw_rows) * K * 4);
+        if (n_dinp) {
+            p.count = uint32_t(n_dinp);
+            pr.dispatch(*k, {dout, inp, w, fwd_out, dinp, first_rows, db_out}, p, n_dinp, macs);
+        }
+        for (uint64_t r0 = 0; r0 < N; r0 += dw_rows) {
+            uint64_t rows = std::min<uint64_t>(dw_rows, N - r0);
+            p.row0 = uint32_t(r0);
+            p.first = uint32_t(n_dinp + r0 / TRW * tiles_kw);
+            p.count = uint32_t((rows + TRW - 1) / TRW * tiles_kw);
+            BufferRange part(*dw.buffer, dw.offset + r0 * K * 4, size_t(rows) * K * 4);
+            pr.dispatch(*k, {dout, inp, w, fwd_out, dinp, part, db_out}, p, p.count, macs * double(rows) / N);
+        }
+        return;
     }
     if (!pr.segmented()) {  // one dispatch: fewest dispatches for small models
         p.count = uint32_t(n_dinp + n_rest);

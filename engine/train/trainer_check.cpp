@@ -23,22 +23,17 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         std::to_string(uint64_t(std::sqrt(double(limit / 4)))) +
                         " distinct characters, or another preset (their tables grow with the vocabulary, not its square)");
     }
-    if (cfg.kind != ModelKind::Bigram) {  // the largest tensors a step binds: the token embedding and the logits
-        uint64_t V = uint64_t(data.vocab_size()), limit = ctx.props().limits.maxStorageBufferRange;
+    if (cfg.kind != ModelKind::Bigram) {  // the largest tensors a step binds whole: the batch's logits
+        // (the token embedding's gradient and the flat parameters AdamW updates are written in ranges that fit)
+        uint64_t V = uint64_t(data.vocab_size()), limit = ctx.policy().max_storage_range;
         uint64_t wte = V * uint64_t(cfg.n_embd) * 4, logits = uint64_t(cfg.batch_size) * cfg.block_size * V * 4;
         auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20); };
-        if (wte > limit)
+        // those ranges need the vec4 kernels (n_embd a multiple of 4) and more tokens than channels
+        if (wte > limit && (cfg.n_embd % 4 != 0 || uint64_t(cfg.n_embd) > V))
             throw Error("the token embedding (" + std::to_string(V) + " tokens x n_embd " + std::to_string(cfg.n_embd) +
                         ", " + mib(wte) + " MiB) exceeds " + ctx.device_name() + "'s limit of " + mib(limit) +
-                        " MiB a tensor: this model needs a GPU with a larger limit (--list-devices); here the "
-                        "vocabulary allows n_embd up to " + std::to_string(limit / (V * 4)));
-        // AdamW and the gradient's norm bind the flat parameters whole
-        uint64_t flat = uint64_t(make_layout(cfg, int(V)).flat) * 4;
-        if (flat > limit)
-            throw Error("the model's parameters (" + mib(flat) + " MiB, updated by AdamW as one tensor) exceed " +
-                        ctx.device_name() + "'s limit of " + mib(limit) + " MiB a tensor: at most " +
-                        std::to_string(limit / 4 / 1000000) + "M parameters here; run it on a GPU with a larger limit "
-                        "(--list-devices)");
+                        " MiB a tensor, and its n_embd is not a multiple of 4: use one that is, or a GPU with a "
+                        "larger limit (--list-devices)");
         if (logits > limit)
             throw Error("the logits of a batch (" + std::to_string(cfg.batch_size) + " x block " +
                         std::to_string(cfg.block_size) + " x " + std::to_string(V) + " tokens, " + mib(logits) +

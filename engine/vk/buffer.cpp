@@ -8,9 +8,6 @@ namespace attn {
 
 Buffer::Buffer(Context& ctx, size_t bytes, bool host_visible) : m_ctx(&ctx), m_bytes(bytes) {
     if (bytes == 0) bytes = 4;  // Vulkan forbids empty buffers; keep m_bytes honest
-    if (bytes > ctx.props().limits.maxStorageBufferRange && !host_visible) {
-        // Larger buffers still work as long as each bound range stays under the limit.
-    }
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = bytes;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |

@@ -1,6 +1,7 @@
 // KernelPolicy::for_device: the device's facts and the one parser of the ATTNLAB_* overrides.
 #include "vk/policy.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "vk/check.h"
@@ -34,6 +35,7 @@ KernelPolicy KernelPolicy::for_device(const VkPhysicalDeviceProperties& props) {
     const auto& l = props.limits;
     p.max_invocations = l.maxComputeWorkGroupInvocations;
     p.max_shared_bytes = l.maxComputeSharedMemorySize;
+    p.max_storage_range = l.maxStorageBufferRange;
     // gemm_smem.glsl: local_size_x 256, As + Bs 16 KiB (ops/smem.h's SMEM_INVOCATIONS, SMEM_BYTES)
     p.smem_fits = l.maxComputeWorkGroupInvocations >= 256 && l.maxComputeWorkGroupSize[0] >= 256 &&
                   l.maxComputeSharedMemorySize >= 16384;
@@ -62,6 +64,10 @@ KernelPolicy KernelPolicy::for_device(const VkPhysicalDeviceProperties& props) {
     if (std::string v = env("ATTNLAB_KERNEL_FLAGS"); !v.empty()) {
         if (v != "all" && v != "needed") bad("ATTNLAB_KERNEL_FLAGS", v, "all or needed");
         p.all_kernel_flags = v == "all";
+    }
+    if (std::string v = env("ATTNLAB_MAX_BINDING_KIB"); !v.empty()) {
+        uint64_t kib = uint64_t(int_in("ATTNLAB_MAX_BINDING_KIB", v, 64, 1 << 22, "a size in KiB, 64 or more"));
+        p.max_storage_range = std::min<uint64_t>(p.max_storage_range, kib << 10);
     }
     if (std::string v = env("ATTNLAB_NARROW_TAIL"); !v.empty())
         p.narrow_tail = int_in("ATTNLAB_NARROW_TAIL", v, 0, 1, "0 or 1") == 1;

@@ -26,6 +26,16 @@ struct KernelPolicy {
     // made): one core a device, so that more devices (replicas) use the other cores.
     bool cpu_single_thread = false;
     uint32_t max_invocations = 0, max_shared_bytes = 0;  // those limits, for the error when smem is forced anyway
+    // The most bytes one storage-buffer binding spans: the device's maxStorageBufferRange, or less where
+    // ATTNLAB_MAX_BINDING_KIB says (tests of the kernels that cut a larger tensor into several bindings: the flat
+    // parameters for AdamW, a vocabulary's rows of the token embedding's gradient, a batch's logits).
+    uint64_t max_storage_range = 0;
+    // How many rows of row_bytes one storage binding may span, rounded down to a multiple of `multiple` (at least
+    // `multiple`).
+    uint64_t rows_per_binding(uint64_t row_bytes, uint64_t multiple) const {
+        uint64_t rows = max_storage_range / row_bytes / multiple * multiple;
+        return rows ? rows : multiple;
+    }
 
     // --- overrides (the defaults choose from the device and the shapes) ---
     AttentionChoice attention = AttentionChoice::automatic;  // ATTNLAB_ATTENTION=block|rows|smem, where shapes allow

@@ -220,9 +220,10 @@ void Program::dispatch(const Kernel& k, std::initializer_list<BufferRange> buffe
         writes[i].descriptorCount = 1;
         writes[i].descriptorType = descriptor_type(kind);
         if (kind == 's') {
-            if (range > lim.maxStorageBufferRange)
-                throw Error("a tensor of " + std::to_string(range >> 20) + " MiB exceeds this GPU's storage-buffer limit of " +
-                            std::to_string(lim.maxStorageBufferRange >> 20) + " MiB: use a smaller batch or block size");
+            if (range > m_ctx.policy().max_storage_range)
+                throw Error("a tensor of " + std::to_string(range >> 10) + " KiB exceeds this GPU's storage-buffer limit of " +
+                            std::to_string(m_ctx.policy().max_storage_range >> 10) + " KiB (kernel " + k.name() +
+                            "): use a smaller batch or block size");
             infos[i] = {r.buffer->get(), r.offset, range};
             writes[i].pBufferInfo = &infos[i];
         } else if (kind == 'u') {  // a few constants the host rewrites between steps

@@ -8,7 +8,7 @@ layout(binding = 2) uniform samplerBuffer w4;                         // (N, K/4
 layout(binding = 3) uniform samplerBuffer out_t;                      // like dout: forward output (relu)
 // dinp and dw are stored four at a time: engine/ops/matmul.h takes these kernels only for 16-byte offsets
 layout(std430, binding = 4) buffer Dinp { vec4 dinp4[]; };            // (M, K/4)
-layout(std430, binding = 5) writeonly buffer Dw { vec4 dw4[]; };      // (N, K/4)
+layout(std430, binding = 5) writeonly buffer Dw { vec4 dw4[]; };      // (N, K/4), from row row0
 layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // invocations first .. first+count-1 of the whole job (dinp tiles, then dw tiles, then dbias; with DOUT_VEC4 the
 // dw tiles at k0 == 0 sum dbias too, from the dout they read anyway, and there are no dbias invocations): a big job is
@@ -19,6 +19,7 @@ layout(std430, binding = 6) writeonly buffer Db { float db[]; };      // (N,)
 // stride 0, db_off 0.
 layout(push_constant) uniform P {
     uint M, N, K, has_bias, relu, want_dinp, accumulate, first, count, splits, stride, db_off, mask_in;
+    uint row0;  // dw's binding starts at row row0 (a dispatch of one row range of a dw too large for one binding)
 } p;
 // Tiles per invocation (engine/ops/matmul.h counts invocations with the same numbers):
 //   dinp: TRI rows m x TKI vec4 columns k;  dw: TRW rows n x TKW vec4 columns k
@@ -185,7 +186,7 @@ void main() {
             for (uint j = 0; j < TKW; j++) {
                 uint k4 = k0 + j;
                 if (k4 >= K4) break;
-                dw4[(split * p.stride) / 4 + n * K4 + k4] = acc[r][j];
+                dw4[(split * p.stride) / 4 + (n - p.row0) * K4 + k4] = acc[r][j];
             }
         }
 #ifdef DOUT_VEC4
