@@ -7,11 +7,12 @@ layout(std430, binding = 0) readonly buffer Logits { float logits[]; }; // (B, T
 layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; }; // (B,)
 layout(std430, binding = 3) writeonly buffer Losses { float losses[]; }; // (B, T)
-layout(push_constant) uniform P { uint B, T, V, ld, lld; } p;  // lld: logits row stride (>= V); ld unused here
+// rows row0 .. row0+rows-1 of the B*T (logits, losses, dlogits bound from row0: a batch too large for one binding)
+layout(push_constant) uniform P { uint B, T, V, ld, lld, row0, rows; } p;  // lld: logits row stride (>= V); ld unused here
 void main() {
     uint r = gid();
-    if (r >= p.B * p.T) return;
-    uint b = r / p.T, t = r % p.T;
+    if (r >= p.rows) return;
+    uint b = (p.row0 + r) / p.T, t = (p.row0 + r) % p.T;  // r: a row of the bound range
     uint target = tokens[offsets[b] + t + 1];
     uint o = r * p.lld;
     float mx = -1.0 / 0.0;

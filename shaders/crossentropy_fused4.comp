@@ -13,11 +13,12 @@ layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
 layout(std430, binding = 3) writeonly buffer Losses { float losses[]; };  // (B, T)
 layout(std430, binding = 4) writeonly buffer Dlogits { vec4 dlogits4[]; };// (B, T, ld/4)
-layout(push_constant) uniform P { uint B, T, V, ld, lld; } p;
+// rows row0 .. row0+rows-1 of the B*T (logits, losses, dlogits bound from row0: a batch too large for one binding)
+layout(push_constant) uniform P { uint B, T, V, ld, lld, row0, rows; } p;
 void main() {
     uint r = gid();
-    if (r >= p.B * p.T) return;
-    uint b = r / p.T, t = r % p.T;
+    if (r >= p.rows) return;
+    uint b = (p.row0 + r) / p.T, t = (p.row0 + r) % p.T;  // r: a row of the bound range
     uint target = tokens[offsets[b] + t + 1];
     uint V4 = (p.V + 3) / 4, full = p.V / 4;  // vec4s holding logits; those holding four
     int o = int(r * (p.lld / 4));

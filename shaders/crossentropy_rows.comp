@@ -13,14 +13,15 @@ layout(std430, binding = 1) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };  // (B,)
 layout(std430, binding = 3) writeonly buffer Losses { float losses[]; };  // (B, T)
 layout(std430, binding = 4) writeonly buffer Dlogits { float dlogits[]; };// (B, T, ld)
-layout(push_constant) uniform P { uint B, T, V, ld, lld; } p;  // row strides (>= V): ld dlogits, lld logits
+// rows row0 .. row0+rows-1 of the B*T (logits, losses, dlogits bound from row0: a batch too large for one binding)
+layout(push_constant) uniform P { uint B, T, V, ld, lld, row0, rows; } p;  // row strides (>= V): ld dlogits, lld logits
 shared float s[64];
 void main() {
     // one row a workgroup (over y too when x would pass the device's limit); the test is uniform in the workgroup
     uint r = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (r >= p.B * p.T) return;
+    if (r >= p.rows) return;
     uint lid = gl_LocalInvocationID.x;
-    uint b = r / p.T, t = r % p.T;
+    uint b = (p.row0 + r) / p.T, t = (p.row0 + r) % p.T;  // r: a row of the bound range
     uint target = tokens[offsets[b] + t + 1];
     uint o = r * p.lld;
     float mx = -1.0 / 0.0;

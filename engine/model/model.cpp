@@ -20,7 +20,8 @@ namespace attn {
 
 static size_t f4(size_t n) { return n * sizeof(float); }
 
-Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits) : B(B_), T(cfg.block_size) {
+Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits, int T_)
+    : B(B_), T(T_ > 0 ? T_ : cfg.block_size) {
     size_t bt = size_t(B) * T;
     logits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_forward_ld(ctx, V, cfg.lm_head_width());
     logits = Buffer(ctx, f4(bt * logits_ld), host_logits);

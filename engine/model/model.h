@@ -53,7 +53,8 @@ ModelLayout make_layout(const Config& cfg, int vocab_size);
 
 // Per-batch-shape activations and gradients.
 struct Activations {
-    Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits);
+    // T: positions a sequence (0: the block size); a forward of fewer runs on a prefix (probe, generation)
+    Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits, int T = 0);
     int B, T;
     Buffer x;                      // (B,T,C) token + position embedding (bigram: unused)
     std::vector<BlockActs> blocks;

@@ -45,7 +45,7 @@ inline void adamw(KernelCache& kc, Program& pr, BufferRange params, BufferRange 
                   BufferRange hyper, BufferRange clip, uint32_t n, uint32_t decay_end, uint32_t replicas = 1,
                   const float* weights = nullptr) {
     const Kernel& k = kc.get("adamw", "vvvvuusss", sizeof(AdamWPush));
-    uint64_t chunk = kc.context().policy().rows_per_binding(4, 64);  // floats: ranges start 256-byte aligned
+    uint64_t chunk = kc.context().policy().rows_per_binding(4, 4);  // floats, whole vec4s
     if (chunk >= n) {
         AdamWPush p = adamw_push(n, decay_end, replicas, weights);
         pr.dispatch(k, {params, grads, m, v, hyper, clip, params, m, v}, p, n / 4);

@@ -1,11 +1,16 @@
 // Softmax cross-entropy against next-token targets read straight from the GPU token stream.
 #pragma once
+#include <algorithm>
+#include <numeric>
+#include <string>
+
 #include "vk/program.h"
 
 namespace attn::ops {
 
-struct CrossEntropyPush { uint32_t B, T, V, ld, lld; };  // row strides (floats, >= V): ld dlogits, lld logits
-static_assert(sizeof(CrossEntropyPush) == 20);
+// row strides (floats, >= V): ld dlogits, lld logits; rows row0 .. row0+rows-1 of the B*T (the bound range)
+struct CrossEntropyPush { uint32_t B, T, V, ld, lld, row0 = 0, rows = 0; };
+static_assert(sizeof(CrossEntropyPush) == 28);
 struct MeanPush { uint32_t n, slot; };
 static_assert(sizeof(MeanPush) == 8);
 
@@ -14,11 +19,49 @@ static_assert(sizeof(MeanPush) == 8);
 // driver's loop limit), and a GPU spreads a wide row over many lanes. The lecture's (65) keep their kernels' bits.
 constexpr uint32_t k_wide_vocab = 4096;
 
-// The wide kernel: mode 1 losses, 2 dlogits, 3 both (unused outputs are bound but never written).
+// Rows of logits (lld floats each) and dlogits (ld) one range binds: within the device's binding limit, every
+// range's start aligned in both and in the losses (a float a row).
+inline uint64_t ce_rows(const Context& ctx, uint32_t ld, uint32_t lld) {
+    const KernelPolicy& pol = ctx.policy();
+    uint64_t m = std::lcm(pol.align_rows(4), std::lcm(pol.align_rows(uint64_t(ld) * 4), pol.align_rows(uint64_t(lld) * 4)));
+    return pol.rows_per_binding(uint64_t(std::max(ld, lld)) * 4, m);
+}
+
+// Runs one of the kernels below over the B*T rows: one dispatch, or, where the logits or their gradient pass the
+// device's storage-binding limit (GPT-2's vocabulary x 1024 positions: 197 MiB, lavapipe binds 128), one a range
+// of rows, each binding its rows of logits, losses and dlogits (every row is computed on its own: the same bits).
+// `per_row`: invocations a row.
+inline void crossentropy_dispatch(KernelCache& kc, Program& pr, const Kernel& k, BufferRange logits, BufferRange tokens,
+                                  BufferRange offsets, BufferRange losses, BufferRange dlogits, CrossEntropyPush p,
+                                  uint32_t per_row) {
+    uint64_t n = uint64_t(p.B) * p.T;
+    uint64_t step = ce_rows(kc.context(), p.ld, p.lld);
+    auto at = [](BufferRange r, uint64_t row0, uint64_t rows, uint32_t width) {
+        return rows == 0 ? r : BufferRange(*r.buffer, r.offset + row0 * width * 4, size_t(rows) * width * 4);
+    };
+    for (uint64_t r0 = 0; r0 < n; r0 += step) {
+        uint64_t rows = std::min(step, n - r0);
+        p.row0 = uint32_t(r0);
+        p.rows = uint32_t(rows);
+        bool whole = rows == n;  // one dispatch: the buffers bound as they were given
+        pr.dispatch(k, {whole ? logits : at(logits, r0, rows, p.lld), tokens, offsets,
+                        whole ? losses : at(losses, r0, rows, 1), whole ? dlogits : at(dlogits, r0, rows, p.ld)},
+                    p, rows * per_row, 4.0 * double(rows) * p.V);
+    }
+}
+
+// The wide kernel: mode 1 losses, 2 dlogits, 3 both (unused outputs are bound but never written: the same range
+// as the used one).
 inline void crossentropy_rows(KernelCache& kc, Program& pr, uint32_t mode, BufferRange losses, BufferRange dlogits,
                               BufferRange logits, BufferRange tokens, BufferRange offsets, const CrossEntropyPush& p) {
-    pr.dispatch(kc.get("crossentropy_rows", std::string(5, 's'), sizeof p, mode), {logits, tokens, offsets, losses, dlogits},
-                p, uint64_t(p.B) * p.T * 64, 4.0 * double(p.B) * p.T * p.V);
+    CrossEntropyPush q = p;
+    if (mode == 1) q.ld = 1;  // dlogits is the losses: rows of one float
+    const Kernel& k = kc.get("crossentropy_rows", std::string(5, 's'), sizeof p, mode);
+    if (mode == 2) {  // losses unused: bind dlogits' range there too
+        crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, dlogits, dlogits, q, 64);
+        return;
+    }
+    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, losses, mode == 1 ? losses : dlogits, q, 64);
 }
 
 // losses (B,T) from logits (B,T,V) in rows of lld >= V floats (0: V, the padding is not read; lm_head writes
@@ -26,9 +69,21 @@ inline void crossentropy_rows(KernelCache& kc, Program& pr, uint32_t mode, Buffe
 inline void crossentropy_forward(KernelCache& kc, Program& pr, BufferRange losses, BufferRange logits,
                                  BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V,
                                  uint32_t lld = 0) {
-    CrossEntropyPush p{B, T, V, V, lld ? lld : V};
+    CrossEntropyPush p{B, T, V, 1, lld ? lld : V};
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 1, losses, losses, logits, tokens, offsets, p);
-    pr.dispatch(kc.get("crossentropy_forward", 4, sizeof p), {logits, tokens, offsets, losses}, p, uint64_t(B) * T);
+    // the kernel's binding 3 is the losses; crossentropy_dispatch's fifth binding goes unused (the losses again)
+    const Kernel& k = kc.get("crossentropy_forward", 4, sizeof p);
+    uint64_t n = uint64_t(B) * T;
+    uint64_t step = ce_rows(kc.context(), p.lld, p.lld);
+    for (uint64_t r0 = 0; r0 < n; r0 += step) {
+        uint64_t rows = std::min(step, n - r0);
+        p.row0 = uint32_t(r0);
+        p.rows = uint32_t(rows);
+        bool whole = rows == n;
+        BufferRange lg = whole ? logits : BufferRange(*logits.buffer, logits.offset + r0 * p.lld * 4, rows * p.lld * 4);
+        BufferRange ls = whole ? losses : BufferRange(*losses.buffer, losses.offset + r0 * 4, rows * 4);
+        pr.dispatch(k, {lg, tokens, offsets, ls}, p, rows);
+    }
 }
 
 // dlogits (B,T,ld) of the mean loss: rows of ld >= V floats (0: V), the columns past V written as 0 (a row
@@ -39,7 +94,18 @@ inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlog
                                   uint32_t ld = 0, uint32_t lld = 0) {
     CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 2, dlogits, dlogits, logits, tokens, offsets, p);
-    pr.dispatch(kc.get("crossentropy_backward", 4, sizeof p), {logits, tokens, offsets, dlogits}, p, uint64_t(B) * T);
+    const Kernel& k = kc.get("crossentropy_backward", 4, sizeof p);
+    uint64_t n = uint64_t(B) * T;
+    uint64_t step = ce_rows(kc.context(), p.ld, p.lld);
+    for (uint64_t r0 = 0; r0 < n; r0 += step) {
+        uint64_t rows = std::min(step, n - r0);
+        p.row0 = uint32_t(r0);
+        p.rows = uint32_t(rows);
+        bool whole = rows == n;
+        BufferRange lg = whole ? logits : BufferRange(*logits.buffer, logits.offset + r0 * p.lld * 4, rows * p.lld * 4);
+        BufferRange dl = whole ? dlogits : BufferRange(*dlogits.buffer, dlogits.offset + r0 * p.ld * 4, rows * p.ld * 4);
+        pr.dispatch(k, {lg, tokens, offsets, dl}, p, rows);
+    }
 }
 
 // Both at once for a training step (shaders/crossentropy_fused.comp): losses (B,T) and dlogits (B,T,V) of the
@@ -53,8 +119,8 @@ inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses,
     CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 3, losses, dlogits, logits, tokens, offsets, p);
     bool vec4 = p.ld % 4 == 0 && p.lld % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
-    pr.dispatch(vec4 ? kc.get("crossentropy_fused4", "vssss", sizeof p) : kc.get("crossentropy_fused", "tssss", sizeof p),
-                {logits, tokens, offsets, losses, dlogits}, p, uint64_t(B) * T);
+    const Kernel& k = vec4 ? kc.get("crossentropy_fused4", "vssss", sizeof p) : kc.get("crossentropy_fused", "tssss", sizeof p);
+    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, losses, dlogits, p, 1);
 }
 
 // result[slot] = mean(values[0..n)), result[slot+1] = 1 if any is NaN/Inf

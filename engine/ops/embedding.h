@@ -42,7 +42,7 @@ inline void embedding_backward(KernelCache& kc, Program& pr, BufferRange dwte, B
     // A vocabulary whose gradient passes the device's storage-binding limit (GPT-2's 50257 x 768 is 148 MiB, lavapipe
     // binds 128) is summed in row ranges of dwte, a dispatch each (every range walks the whole batch and adds the
     // rows whose token is its own: the same sums in the same order). dwpe comes with the first.
-    uint64_t rows = kc.context().policy().rows_per_binding(uint64_t(C) * 4, 64);  // 64 rows: 256-byte offsets
+    uint64_t rows = kc.context().policy().rows_per_binding(uint64_t(C) * 4);
     bool vec4 = C % 4 == 0;  // four columns an invocation, dout as vec4 texels: ~2x faster on lavapipe
     const Kernel& k = vec4 ? kc.get("embedding_backward4", "ssvss", sizeof(EmbeddingBackPush))
                            : kc.get("embedding_backward", 5, sizeof(EmbeddingBackPush));

@@ -3,6 +3,7 @@
 // rows is split, see row_splits in reduce.h).
 #pragma once
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "ops/reduce.h"
@@ -50,10 +51,10 @@ inline MatmulKernel matmul_kernel(const Context& ctx, uint32_t K) {
     return smem_default(ctx) ? MatmulKernel::smem : MatmulKernel::tiled;
 }
 // Rows of dw (N, K) one storage binding holds: all N, or fewer where dw passes the device's binding limit (lm_head's
-// gradient with GPT-2's vocabulary on lavapipe). The tiled kernel then writes dw in row ranges, a dispatch each; a
-// multiple of 64 rows, so that every range starts 256-byte aligned and on a dw tile (TRW rows).
+// gradient with GPT-2's vocabulary on lavapipe). The tiled kernel then writes dw in row ranges, a dispatch each;
+// each range starts on a dw tile (TRW, 8 rows).
 inline uint64_t matmul_backward_dw_rows(const Context& ctx, uint32_t N, uint32_t K) {
-    return std::min<uint64_t>(N, ctx.policy().rows_per_binding(uint64_t(K) * 4, 64));
+    return std::min<uint64_t>(N, ctx.policy().rows_per_binding(uint64_t(K) * 4, 8));
 }
 inline bool matmul_backward_smem(const Context& ctx, uint32_t N, uint32_t K) {
     return matmul_kernel(ctx, K) == MatmulKernel::smem && N % 4 == 0 && matmul_backward_dw_rows(ctx, N, K) == N;
@@ -80,6 +81,24 @@ inline void matmul_forward(KernelCache& kc, Program& pr, BufferRange out, Buffer
                            BufferRange bias, uint32_t M, uint32_t N, uint32_t K, bool has_bias, bool relu = false,
                            BufferRange residual = {}, uint32_t ldo = 0, const MatmulDropout* drop = nullptr) {
     if (ldo == 0) ldo = N;
+    // an output past the device's storage-binding limit (lm_head's logits of a batch with GPT-2's vocabulary on
+    // lavapipe) is written in ranges of rows, a dispatch each: every output is the same dot product, the same bits
+    const KernelPolicy& pol = kc.context().policy();
+    uint64_t rows = pol.rows_per_binding(uint64_t(ldo) * 4, std::lcm(pol.align_rows(K * 4), pol.align_rows(N * 4)));
+    if (rows < M) {
+        if (drop && drop->prob > 0)  // its mask is indexed by the element: a range would need its offset
+            throw Error("internal error: matmul_forward applies dropout only to an output within one binding");
+        auto at = [](BufferRange r, uint64_t byte0, uint64_t bytes) {
+            return BufferRange(*r.buffer, r.offset + byte0, size_t(bytes));
+        };
+        for (uint64_t r0 = 0; r0 < M; r0 += rows) {
+            uint64_t n = std::min<uint64_t>(rows, M - r0);
+            matmul_forward(kc, pr, at(out, r0 * ldo * 4, n * ldo * 4), at(inp, r0 * K * 4, n * K * 4), w, bias,
+                           uint32_t(n), N, K, has_bias, relu,
+                           residual.buffer ? at(residual, r0 * N * 4, n * N * 4) : BufferRange{}, ldo);
+        }
+        return;
+    }
     MatmulPush p{M, N, K, has_bias, relu, residual.buffer != nullptr, ldo};
     if (ldo != N && (ldo != (N + 3) / 4 * 4 || residual.buffer || matmul_kernel(kc.context(), K) != MatmulKernel::tiled))
         throw Error("internal error: matmul_forward pads rows to a multiple of 4 only for the tiled kernel, without a residual");

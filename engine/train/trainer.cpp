@@ -32,7 +32,6 @@ Trainer::Trainer(Context& ctx, const Dataset& data, const Config& cfg, int repli
     m_hyper = Buffer(ctx, sizeof(ops::AdamWHyper), true);
     m_seed = Buffer(ctx, 8, true);
     m_seed.fill_zero();
-    m_gen_act = std::make_unique<Activations>(ctx, cfg, data.vocab_size(), 1, true);
     if (m_replicas > 1) {
         try {
             add_peers();
@@ -103,17 +102,9 @@ void Trainer::build_programs() {
         record_step(*m_step_prog);
         record_profiled_step();
     }
-    auto record_eval_and_gen = [&] {  // and generation's forward, one sequence
-        m_gen_prog = std::make_unique<Program>(m_ctx);
-        m_gen_prog->begin();
-        m_model->record_forward(*m_gen_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, false, false);
-        m_gen_prog->end();
-        // the probe: the same one-sequence forward with its per-token losses
-        m_probe_prog = std::make_unique<Program>(m_ctx);
-        m_probe_prog->begin();
-        m_model->record_forward(*m_probe_prog, *m_gen_act, m_gen_tokens, m_gen_offsets, m_seed, true, false);
-        m_probe_prog->end();
-
+    m_probe_fwd = {};  // the one-sequence forwards: recorded again when next needed (forward_at)
+    m_gen_fwd.clear();
+    auto record_eval_and_gen = [&] {
         m_eval_prog = std::make_unique<Program>(m_ctx, false, budget);
         m_eval_prog->begin();
         m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
@@ -139,6 +130,24 @@ void Trainer::build_programs() {
         record_eval_and_gen();
     else
         build_shards(record_eval_and_gen);  // while the other replicas record theirs
+}
+
+Trainer::Forward& Trainer::forward_at(int T, bool probe) {
+    Forward* f = &m_probe_fwd;
+    if (!probe) {
+        size_t k = 0;
+        while ((1 << k) < T) k++;
+        if (m_gen_fwd.size() <= k) m_gen_fwd.resize(k + 1);
+        f = &m_gen_fwd[k];
+    }
+    if (f->act && f->act->T == T) return *f;
+    f->prog.reset();  // before the activations it was recorded on
+    f->act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), 1, true, T);
+    f->prog = std::make_unique<Program>(m_ctx);
+    f->prog->begin();
+    m_model->record_forward(*f->prog, *f->act, m_gen_tokens, m_gen_offsets, m_seed, probe, false);
+    f->prog->end();
+    return *f;
 }
 
 // The training step: forward, backward, AdamW, and the copy of one batch element's attention for display.
@@ -436,27 +445,29 @@ ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<fl
     auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
     std::memset(gt, 0, (T + 1) * 4);
     std::memcpy(gt, tokens.data(), P * 4);
-    m_probe_prog->run();
+    Forward& fwd = forward_at(P, true);  // P positions: the losses' last target (gt[P], 0) is never shown
+    fwd.prog->run();
+    const Activations& act = *fwd.act;
 
     ProbeSnapshot s;
     s.step = m_step;
     int L = m_model->n_layer(), NH = m_model->n_head();
     s.att.resize(size_t(L) * NH * P * P);
     if (att_f32) att_f32->assign(s.att.size(), 0.0f);
-    for (int l = 0; l < L; l++) {  // (1, NH, T, T) -> the top-left (P, P) of each head
-        std::vector<float> a = m_gen_act->blocks[l].att.read<float>(size_t(NH) * T * T);
+    for (int l = 0; l < L; l++) {  // (1, NH, P, P) each layer
+        std::vector<float> a = act.blocks[l].att.read<float>(size_t(NH) * P * P);
         for (int h = 0; h < NH; h++)
             for (int i = 0; i < P; i++)
                 for (int j = 0; j < P; j++) {
                     size_t at = ((size_t(l) * NH + h) * P + i) * P + j;
-                    float w = a[(size_t(h) * T + i) * T + j];
+                    float w = a[at - size_t(l) * NH * P * P];
                     s.att[at] = float_to_half(w);
                     if (att_f32) (*att_f32)[at] = w;
                 }
     }
-    std::vector<float> losses = m_gen_act->losses.read<float>(T);  // position t: -log p(token t+1 | tokens <= t)
+    std::vector<float> losses = act.losses.read<float>(P);  // position t: -log p(token t+1 | tokens <= t)
     s.char_loss.assign(losses.begin(), losses.begin() + (P - 1));
-    const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
+    const float* logits = static_cast<const float*>(act.logits.mapped());
     if (logits_out) logits_out->resize(size_t(P) * V);
     s.top_ids.resize(size_t(P) * k_probe_top);
     s.top_p.resize(size_t(P) * k_probe_top);
@@ -464,7 +475,7 @@ ProbeSnapshot Trainer::probe(const std::vector<uint32_t>& tokens, std::vector<fl
     std::vector<double> prob(V);
     int K = std::min(k_probe_top, V);
     for (int t = 0; t < P; t++) {
-        const float* row = logits + size_t(t) * m_gen_act->logits_ld;
+        const float* row = logits + size_t(t) * act.logits_ld;
         if (logits_out) std::copy(row, row + V, logits_out->begin() + size_t(t) * V);
         double mx = row[0], sum = 0;
         for (int v = 1; v < V; v++) mx = std::max(mx, double(row[v]));
@@ -499,15 +510,17 @@ std::string Trainer::generate(const std::string& prompt, int n_chars, float temp
     std::vector<double> probs(V);
     std::vector<int> order(V);
     auto* gt = static_cast<uint32_t*>(m_gen_tokens.mapped());
-    const float* logits = static_cast<const float*>(m_gen_act->logits.mapped());
     for (int n = 0; n < n_chars; n++) {
         if (m_stop && m_stop()) throw Interrupted(m_data.decode(out));
         // crop to the last block_size tokens; positions after the context are padding the causal mask ignores
         size_t len = std::min<size_t>(ctx.size(), T);
         std::memset(gt, 0, (T + 1) * 4);
         std::memcpy(gt, ctx.data() + ctx.size() - len, len * 4);
-        m_gen_prog->run();
-        const float* row = logits + (len - 1) * m_gen_act->logits_ld;
+        int pow2 = 1;  // without the causal mask (an encoder) every position sees the padding: the whole block
+        while (pow2 < int(len) && m_cfg.causal) pow2 *= 2;
+        Forward& fwd = forward_at(m_cfg.causal ? std::min(pow2, T) : T, false);
+        fwd.prog->run();
+        const float* row = static_cast<const float*>(fwd.act->logits.mapped()) + (len - 1) * fwd.act->logits_ld;
         double mx = -1e30;
         for (int v = 0; v < V; v++) mx = std::max(mx, double(row[v]) / temperature);
         for (int v = 0; v < V; v++) probs[v] = double(row[v]) / temperature;

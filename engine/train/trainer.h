@@ -147,9 +147,9 @@ public:
     // The input tokens (T,) of batch element b in the last training step (or the last preview).
     std::vector<uint32_t> last_batch_tokens(int b) const;
 
-    // What the model makes of a probe text, tokens (P,) with 1 <= P <= block_size: one forward of that one sequence
-    // at the current weights on the training kernels (no dropout; weights and random states untouched). Every layer x
-    // head's attention (the top-left P x P of the block; positions past P are padding a causal mask hides), the loss
+    // What the model makes of a probe text, tokens (P,) with 1 <= P <= block_size: one forward of that one sequence,
+    // P positions long, at the current weights on the training kernels (no dropout; weights and random states
+    // untouched; a new length records the forward again). Every layer x head's (P, P) attention, the loss
     // on each next character and the top-5 predictions at each position, as the time-lapse keeps them. logits, when
     // given, receives (P, V); att_f32, the attention before its fp16 storage, (L, NH, P, P). Throws attn::Error for
     // an empty or too long probe.
@@ -226,7 +226,17 @@ private:
     Config m_cfg;
     KernelCache m_kc;
     std::unique_ptr<Model> m_model;
-    std::unique_ptr<Activations> m_act, m_gen_act;
+    std::unique_ptr<Activations> m_act;
+    // One-sequence forwards at the length they need, not the block's (GPT-2's block is 1024 tokens; a probe of 64
+    // costs a sixteenth): the probe's at its own length P, generation's at the context's length rounded up to a
+    // power of two (a causal mask hides the padding). Recorded when first needed, dropped by build_programs.
+    struct Forward {
+        std::unique_ptr<Activations> act;
+        std::unique_ptr<Program> prog;
+    };
+    Forward& forward_at(int T, bool probe);  // the probe's (with its losses) or generation's forward of T positions
+    Forward m_probe_fwd;
+    std::vector<Forward> m_gen_fwd;  // by length: [k] holds 2^k positions (or the block size, the longest)
     Buffer m_tokens;        // (N,) whole corpus on the GPU
     Buffer m_offsets;       // (B,) host-visible: batch start positions
     Buffer m_eval_offsets;  // (B,)
@@ -235,7 +245,7 @@ private:
     Buffer m_hyper;         // ops::AdamWHyper, host-visible
     Buffer m_att_display;   // (n_layer, NH, T, T) copy of the last step's (or preview's) attention for element m_display_b
     Buffer m_seed;          // (uvec2,) host-visible: this step's dropout key
-    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_gen_prog, m_preview_prog, m_probe_prog;
+    std::unique_ptr<Program> m_step_prog, m_eval_prog, m_grad_prog, m_preview_prog;
     std::unique_ptr<Program> m_prof_prog;  // the step with a timestamp after every dispatch (profiling on)
     int m_replicas = 1;
     std::vector<std::unique_ptr<Shard>> m_shards;  // replicas() > 1: [0] on m_ctx (m_model), the others on their own

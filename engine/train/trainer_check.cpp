@@ -23,8 +23,8 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         std::to_string(uint64_t(std::sqrt(double(limit / 4)))) +
                         " distinct characters, or another preset (their tables grow with the vocabulary, not its square)");
     }
-    if (cfg.kind != ModelKind::Bigram) {  // the largest tensors a step binds whole: the batch's logits
-        // (the token embedding's gradient and the flat parameters AdamW updates are written in ranges that fit)
+    if (cfg.kind != ModelKind::Bigram) {  // the largest tensors a step binds: the token embedding and the logits
+        // (written in ranges that fit the device's bindings, as the flat parameters AdamW updates are)
         uint64_t V = uint64_t(data.vocab_size()), limit = ctx.policy().max_storage_range;
         uint64_t wte = V * uint64_t(cfg.n_embd) * 4, logits = uint64_t(cfg.batch_size) * cfg.block_size * V * 4;
         auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20); };
@@ -34,7 +34,10 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
                         ", " + mib(wte) + " MiB) exceeds " + ctx.device_name() + "'s limit of " + mib(limit) +
                         " MiB a tensor, and its n_embd is not a multiple of 4: use one that is, or a GPU with a "
                         "larger limit (--list-devices)");
-        if (logits > limit)
+        // logits past the limit are written and read in ranges of rows, or as texels (maxTexelBufferElements
+        // vec4s) by the vec4 kernels of lm_head's backward: those need n_embd a multiple of 4
+        uint64_t texels = uint64_t(ctx.props().limits.maxTexelBufferElements) * 16;
+        if (logits > limit && (cfg.lm_head_width() % 4 != 0 || logits > texels))
             throw Error("the logits of a batch (" + std::to_string(cfg.batch_size) + " x block " +
                         std::to_string(cfg.block_size) + " x " + std::to_string(V) + " tokens, " + mib(logits) +
                         " MiB) exceed " + ctx.device_name() + "'s limit of " + mib(limit) + " MiB a tensor: lower "
@@ -42,7 +45,7 @@ void Trainer::check(const Context& ctx, const Dataset& data, const Config& cfg) 
     }
     // the whole token stream is one tensor, 4 bytes a character: the device's limit on one tensor bounds the text
     // (batch and block size do not change it)
-    uint64_t stream = uint64_t(data.tokens().size()) * 4, tensor_limit = ctx.props().limits.maxStorageBufferRange;
+    uint64_t stream = uint64_t(data.tokens().size()) * 4, tensor_limit = ctx.policy().max_storage_range;
     if (stream > tensor_limit)
         throw Error("corpus '" + data.name() + "' has " + std::to_string(data.tokens().size()) + " characters, and " +
                     ctx.device_name() + " holds at most " + std::to_string(tensor_limit >> 20) +

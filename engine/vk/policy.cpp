@@ -36,6 +36,7 @@ KernelPolicy KernelPolicy::for_device(const VkPhysicalDeviceProperties& props) {
     p.max_invocations = l.maxComputeWorkGroupInvocations;
     p.max_shared_bytes = l.maxComputeSharedMemorySize;
     p.max_storage_range = l.maxStorageBufferRange;
+    p.binding_align = std::max<uint64_t>({16, l.minStorageBufferOffsetAlignment, l.minTexelBufferOffsetAlignment});
     // gemm_smem.glsl: local_size_x 256, As + Bs 16 KiB (ops/smem.h's SMEM_INVOCATIONS, SMEM_BYTES)
     p.smem_fits = l.maxComputeWorkGroupInvocations >= 256 && l.maxComputeWorkGroupSize[0] >= 256 &&
                   l.maxComputeSharedMemorySize >= 16384;

@@ -5,6 +5,7 @@
 // matmul_kernel, row_splits, ... in engine/ops/*.h) read it together with the shapes they record.
 #pragma once
 #include <cstdint>
+#include <numeric>
 #include <string>
 
 #include <vulkan/vulkan.h>
@@ -30,11 +31,15 @@ struct KernelPolicy {
     // ATTNLAB_MAX_BINDING_KIB says (tests of the kernels that cut a larger tensor into several bindings: the flat
     // parameters for AdamW, a vocabulary's rows of the token embedding's gradient, a batch's logits).
     uint64_t max_storage_range = 0;
-    // How many rows of row_bytes one storage binding may span, rounded down to a multiple of `multiple` (at least
-    // `multiple`).
-    uint64_t rows_per_binding(uint64_t row_bytes, uint64_t multiple) const {
-        uint64_t rows = max_storage_range / row_bytes / multiple * multiple;
-        return rows ? rows : multiple;
+    uint64_t binding_align = 16;  // the larger of the offset alignments of storage and texel bindings (and 16)
+    // Rows of row_bytes whose start keeps a binding aligned: a range of rows begins on a multiple of this
+    uint64_t align_rows(uint64_t row_bytes) const { return binding_align / std::gcd(row_bytes, binding_align); }
+    // How many rows of row_bytes one storage binding may span, rounded down to a multiple of `multiple` and of
+    // align_rows (at least that multiple).
+    uint64_t rows_per_binding(uint64_t row_bytes, uint64_t multiple = 1) const {
+        uint64_t m = std::lcm(multiple, align_rows(row_bytes));
+        uint64_t rows = max_storage_range / row_bytes / m * m;
+        return rows ? rows : m;
     }
 
     // --- overrides (the defaults choose from the device and the shapes) ---
