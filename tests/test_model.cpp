@@ -593,14 +593,19 @@ TEST_CASE("a CPU driver refuses shapes whose shader loops it would cut short", "
     REQUIRE_THROWS_WITH(Trainer::check(test::ctx(), Dataset::from_text(mid + mid, "mid"), bigram),
                         Catch::Contains("the bigram's table of 6000 x 6000 weights") &&
                             Catch::Contains("distinct characters, or another preset"));
-    {  // a live batch whose logits (B*T, V) pass the tensor limit fails while recording: the trainer stays as it was
-        Dataset mid_data = Dataset::from_text(mid + mid, "mid");
+    {  // a live batch whose activations (B, T, C) pass the binding limit fails while recording: the trainer stays as
+       // it was (the limit lowered to 256 KiB: 300 x 8 x 32 floats are 300 KiB)
+        Dataset tiny = Dataset::from_text(test::tiny_text(), "tiny");
         Config small = c;
         small.batch_size = 4;
-        Trainer tr(test::ctx(), mid_data, small);
+        Trainer tr(test::ctx(), tiny, small);
         Config live = small;
-        live.batch_size = 900;  // 900 x 8 x 6000 floats: 165 MiB
-        REQUIRE_THROWS_WITH(tr.set_live(live), Catch::Contains("exceeds"));
+        live.batch_size = 300;
+        REQUIRE(uint64_t(live.batch_size) * live.block_size * live.n_embd * 4 > (256u << 10));
+        {
+            BindingLimit low(256 << 10);
+            REQUIRE_THROWS_WITH(tr.set_live(live), Catch::Contains("exceeds"));
+        }
         REQUIRE(tr.config().batch_size == 4);
         REQUIRE(tr.step().finite);
     }

@@ -227,6 +227,37 @@ TEST_CASE("a probe's losses and top-5 match the CPU twin's softmax", "[timelapse
         }
 }
 
+TEST_CASE("a probe shorter than the block runs at its own length, as generation does at its own", "[timelapse]") {
+    Dataset data = Dataset::from_text(test::tiny_text(), "tiny");
+    Config c = tiny_config();  // block 8
+    Trainer tr(test::ctx(), data, c, 1);
+    for (int i = 0; i < 20; i++) tr.step();
+    std::vector<uint32_t> full = data.encode("to be or"), prefix(full.begin(), full.begin() + 5);
+    std::vector<float> lf, lp;
+    ProbeSnapshot f = tr.probe(full, &lf), p = tr.probe(prefix, &lp);
+    int V = data.vocab_size(), P = 5, T = 8;
+    REQUIRE(p.att.size() == size_t(c.n_head) * P * P);
+    REQUIRE(p.char_loss.size() == size_t(P - 1));
+    // causal: the prefix's positions see only the prefix, whatever follows it in the block
+    for (int t = 0; t + 1 < P; t++) CHECK(p.char_loss[t] == Approx(f.char_loss[t]).margin(1e-5));
+    for (int t = 0; t < P; t++)
+        for (int v = 0; v < V; v++) CHECK(lp[size_t(t) * V + v] == Approx(lf[size_t(t) * V + v]).margin(1e-5));
+    for (int h = 0; h < c.n_head; h++)
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++)
+                CHECK(p.att_at(P, c.n_head, 0, h, i, j) == Approx(f.att_at(T, c.n_head, 0, h, i, j)).margin(1e-3));
+    // generation runs on 2^k positions: greedy (top-k 1) picks the probe's likeliest next character, for contexts of
+    // 3 (4 positions) and 5 (the whole block of 8)
+    for (int n : {3, 5}) {
+        std::vector<uint32_t> ctx(full.begin(), full.begin() + n), ids;
+        std::vector<float> logits;
+        ProbeSnapshot s = tr.probe(ctx, &logits);
+        tr.generate(data.decode(ctx), 1, 1.0f, 1, 7, &ids);
+        REQUIRE(ids.size() == 1);
+        CHECK(int(ids[0]) == s.top_ids[size_t(n - 1) * k_probe_top]);
+    }
+}
+
 TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, and checkpoints carry it",
           "[timelapse][checkpoint]") {
     Dataset data = Dataset::from_text(test::tiny_text(), "tiny");

@@ -64,11 +64,19 @@ std::vector<std::pair<std::string, double>> Trainer::last_kernel_times() const {
 std::string Trainer::heavy_note(const Context& ctx, const Config& cfg, int vocab_size) {
     double gflop = 2e-9 * step_macs(cfg, vocab_size);
     if (!ctx.policy().cpu_device || gflop <= 20) return "";
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf, "%.0f GFLOP a training step is a GPU job: on this CPU driver expect seconds to minutes "
-                  "a step and long loss estimates (batch size 8 and eval iters 20, --batch-size 8 --eval-iters 20, "
-                  "make it quicker to watch)", gflop);
-    return buf;
+                  "a step and long loss estimates", gflop);
+    // what makes it quicker to watch: a smaller batch and fewer evaluation batches, where they are larger
+    std::string quicker, flags;
+    if (cfg.batch_size > 8) quicker += "batch size 8", flags += "--batch-size 8";
+    if (cfg.eval_iters > 20) {
+        quicker += quicker.empty() ? "eval iters 20" : " and eval iters 20";
+        flags += flags.empty() ? "--eval-iters 20" : " --eval-iters 20";
+    }
+    std::string note = buf;
+    if (!quicker.empty()) note += " (" + quicker + ", " + flags + ", make it quicker to watch)";
+    return note;
 }
 
 double Trainer::step_macs(const Config& cfg, int vocab_size) {
