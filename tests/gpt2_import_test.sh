@@ -40,6 +40,18 @@ PY
 "$APP" import gpt2 "$dir/fx/hf" -o "$dir/hf.safetensors" >"$dir/out" 2>&1 || fail "import gpt2 folder"
 grep -q "50257 byte-level BPE tokens" "$dir/out" || fail "import gpt2 says its tokens"
 logits_equal "$dir/hf.safetensors" hf
+# A device that binds 1 MiB a tensor (lavapipe binds 128 MiB, GPT-2 small's embedding is 148): the token embedding,
+# the logits and the parameters (6 MB each here) are cut into ranges; the same logits, and inspect prints the same
+for i in $(seq 1 60); do echo "The quick brown fox jumps over the lazy dog $i times."; done >"$dir/small.txt"
+inspect() { "$APP" inspect "$dir/hf.safetensors" --data "$dir/small.txt" --probe "The quick brown fox" --heads; }
+inspect >"$dir/whole.txt" 2>&1 || { cat "$dir/whole.txt"; fail "inspect"; }
+export ATTNLAB_MAX_BINDING_KIB=1024
+echo "with a binding limit of 1 MiB:"
+logits_equal "$dir/hf.safetensors" hf
+inspect >"$dir/ranges.txt" 2>&1 || { cat "$dir/ranges.txt"; fail "inspect under a 1 MiB binding limit"; }
+unset ATTNLAB_MAX_BINDING_KIB
+cmp -s "$dir/whole.txt" "$dir/ranges.txt" || { diff "$dir/whole.txt" "$dir/ranges.txt" | head; fail "inspect differs in ranges"; }
+echo "inspect --heads under a 1 MiB binding limit: the same output"
 # --block-size: the first positions kept, the logits there the same
 "$APP" import gpt2 "$dir/fx/hf" --block-size 16 -o "$dir/hf16.safetensors" >"$dir/out" 2>&1 || fail "import gpt2 --block-size 16"
 grep -q "block 16" "$dir/out" || fail "import --block-size 16 says its block"

@@ -27,41 +27,40 @@ inline uint64_t ce_rows(const Context& ctx, uint32_t ld, uint32_t lld) {
     return pol.rows_per_binding(uint64_t(std::max(ld, lld)) * 4, m);
 }
 
+// An output of the cross-entropy kernels: its buffer and its floats a row (losses 1, dlogits ld).
+struct CeOut {
+    BufferRange r;
+    uint32_t width;
+};
+
 // Runs one of the kernels below over the B*T rows: one dispatch, or, where the logits or their gradient pass the
 // device's storage-binding limit (GPT-2's vocabulary x 1024 positions: 197 MiB, lavapipe binds 128), one a range
-// of rows, each binding its rows of logits, losses and dlogits (every row is computed on its own: the same bits).
-// `per_row`: invocations a row.
+// of rows, each binding its rows of logits and of the outputs (every row is computed on its own: the same bits).
+// Kernels of 4 bindings take `a`, of 5 `a` then `b`; `per_row`: invocations a row.
 inline void crossentropy_dispatch(KernelCache& kc, Program& pr, const Kernel& k, BufferRange logits, BufferRange tokens,
-                                  BufferRange offsets, BufferRange losses, BufferRange dlogits, CrossEntropyPush p,
-                                  uint32_t per_row) {
+                                  BufferRange offsets, CeOut a, CeOut b, CrossEntropyPush p, uint32_t per_row) {
     uint64_t n = uint64_t(p.B) * p.T;
     uint64_t step = ce_rows(kc.context(), p.ld, p.lld);
-    auto at = [](BufferRange r, uint64_t row0, uint64_t rows, uint32_t width) {
-        return rows == 0 ? r : BufferRange(*r.buffer, r.offset + row0 * width * 4, size_t(rows) * width * 4);
-    };
     for (uint64_t r0 = 0; r0 < n; r0 += step) {
         uint64_t rows = std::min(step, n - r0);
         p.row0 = uint32_t(r0);
         p.rows = uint32_t(rows);
-        bool whole = rows == n;  // one dispatch: the buffers bound as they were given
-        pr.dispatch(k, {whole ? logits : at(logits, r0, rows, p.lld), tokens, offsets,
-                        whole ? losses : at(losses, r0, rows, 1), whole ? dlogits : at(dlogits, r0, rows, p.ld)},
-                    p, rows * per_row, 4.0 * double(rows) * p.V);
+        auto at = [&](BufferRange r, uint32_t width) {  // one dispatch: the buffers bound as they were given
+            return rows == n ? r : BufferRange(*r.buffer, r.offset + r0 * width * 4, size_t(rows) * width * 4);
+        };
+        BufferRange lg = at(logits, p.lld), ra = at(a.r, a.width), rb = at(b.r, b.width);
+        double cost = 4.0 * double(rows) * p.V;
+        if (k.bindings() == 4) pr.dispatch(k, {lg, tokens, offsets, ra}, p, rows * per_row, cost);
+        else pr.dispatch(k, {lg, tokens, offsets, ra, rb}, p, rows * per_row, cost);
     }
 }
 
-// The wide kernel: mode 1 losses, 2 dlogits, 3 both (unused outputs are bound but never written: the same range
-// as the used one).
+// The wide kernel: mode 1 losses, 2 dlogits, 3 both (an unused output is bound to the used one's range).
 inline void crossentropy_rows(KernelCache& kc, Program& pr, uint32_t mode, BufferRange losses, BufferRange dlogits,
                               BufferRange logits, BufferRange tokens, BufferRange offsets, const CrossEntropyPush& p) {
-    CrossEntropyPush q = p;
-    if (mode == 1) q.ld = 1;  // dlogits is the losses: rows of one float
     const Kernel& k = kc.get("crossentropy_rows", std::string(5, 's'), sizeof p, mode);
-    if (mode == 2) {  // losses unused: bind dlogits' range there too
-        crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, dlogits, dlogits, q, 64);
-        return;
-    }
-    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, losses, mode == 1 ? losses : dlogits, q, 64);
+    CeOut l{losses, 1}, d{dlogits, p.ld};
+    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, mode == 2 ? d : l, mode == 1 ? l : d, p, 64);
 }
 
 // losses (B,T) from logits (B,T,V) in rows of lld >= V floats (0: V, the padding is not read; lm_head writes
@@ -69,21 +68,10 @@ inline void crossentropy_rows(KernelCache& kc, Program& pr, uint32_t mode, Buffe
 inline void crossentropy_forward(KernelCache& kc, Program& pr, BufferRange losses, BufferRange logits,
                                  BufferRange tokens, BufferRange offsets, uint32_t B, uint32_t T, uint32_t V,
                                  uint32_t lld = 0) {
-    CrossEntropyPush p{B, T, V, 1, lld ? lld : V};
+    CrossEntropyPush p{B, T, V, V, lld ? lld : V};
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 1, losses, losses, logits, tokens, offsets, p);
-    // the kernel's binding 3 is the losses; crossentropy_dispatch's fifth binding goes unused (the losses again)
-    const Kernel& k = kc.get("crossentropy_forward", 4, sizeof p);
-    uint64_t n = uint64_t(B) * T;
-    uint64_t step = ce_rows(kc.context(), p.lld, p.lld);
-    for (uint64_t r0 = 0; r0 < n; r0 += step) {
-        uint64_t rows = std::min(step, n - r0);
-        p.row0 = uint32_t(r0);
-        p.rows = uint32_t(rows);
-        bool whole = rows == n;
-        BufferRange lg = whole ? logits : BufferRange(*logits.buffer, logits.offset + r0 * p.lld * 4, rows * p.lld * 4);
-        BufferRange ls = whole ? losses : BufferRange(*losses.buffer, losses.offset + r0 * 4, rows * 4);
-        pr.dispatch(k, {lg, tokens, offsets, ls}, p, rows);
-    }
+    CeOut l{losses, 1};
+    crossentropy_dispatch(kc, pr, kc.get("crossentropy_forward", 4, sizeof p), logits, tokens, offsets, l, l, p, 1);
 }
 
 // dlogits (B,T,ld) of the mean loss: rows of ld >= V floats (0: V), the columns past V written as 0 (a row
@@ -94,18 +82,8 @@ inline void crossentropy_backward(KernelCache& kc, Program& pr, BufferRange dlog
                                   uint32_t ld = 0, uint32_t lld = 0) {
     CrossEntropyPush p{B, T, V, ld ? ld : V, lld ? lld : V};
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 2, dlogits, dlogits, logits, tokens, offsets, p);
-    const Kernel& k = kc.get("crossentropy_backward", 4, sizeof p);
-    uint64_t n = uint64_t(B) * T;
-    uint64_t step = ce_rows(kc.context(), p.ld, p.lld);
-    for (uint64_t r0 = 0; r0 < n; r0 += step) {
-        uint64_t rows = std::min(step, n - r0);
-        p.row0 = uint32_t(r0);
-        p.rows = uint32_t(rows);
-        bool whole = rows == n;
-        BufferRange lg = whole ? logits : BufferRange(*logits.buffer, logits.offset + r0 * p.lld * 4, rows * p.lld * 4);
-        BufferRange dl = whole ? dlogits : BufferRange(*dlogits.buffer, dlogits.offset + r0 * p.ld * 4, rows * p.ld * 4);
-        pr.dispatch(k, {lg, tokens, offsets, dl}, p, rows);
-    }
+    CeOut d{dlogits, p.ld};
+    crossentropy_dispatch(kc, pr, kc.get("crossentropy_backward", 4, sizeof p), logits, tokens, offsets, d, d, p, 1);
 }
 
 // Both at once for a training step (shaders/crossentropy_fused.comp): losses (B,T) and dlogits (B,T,V) of the
@@ -120,7 +98,7 @@ inline void crossentropy_fused(KernelCache& kc, Program& pr, BufferRange losses,
     if (V > k_wide_vocab) return crossentropy_rows(kc, pr, 3, losses, dlogits, logits, tokens, offsets, p);
     bool vec4 = p.ld % 4 == 0 && p.lld % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
     const Kernel& k = vec4 ? kc.get("crossentropy_fused4", "vssss", sizeof p) : kc.get("crossentropy_fused", "tssss", sizeof p);
-    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, losses, dlogits, p, 1);
+    crossentropy_dispatch(kc, pr, k, logits, tokens, offsets, {losses, 1}, {dlogits, p.ld}, p, 1);
 }
 
 // result[slot] = mean(values[0..n)), result[slot+1] = 1 if any is NaN/Inf

@@ -160,10 +160,13 @@ inline uint64_t matmul_dw_tiles(uint32_t N, uint32_t K, bool dout4) {
 // dout_padded as in matmul_backward.
 inline uint32_t matmul_backward_splits(const Context& ctx, uint32_t M, uint32_t N, uint32_t K,
                                        bool dout_padded = false) {
-    if (matmul_backward_smem(ctx, N, K)) return row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
-    if (matmul_backward_dw_rows(ctx, N, K) < N) return 1;  // dw in row ranges: no room for partial sums of it
-    bool dout4 = N % 4 == 0 || dout_padded;
-    return matmul_tiled(K) ? row_splits(ctx, M, matmul_dw_tiles(N, K, dout4), 2048) : 1;
+    uint32_t splits = 1;
+    if (matmul_backward_smem(ctx, N, K)) splits = row_splits(ctx, M, smem_tiles(N, K) * WORKGROUP);
+    else if (matmul_backward_dw_rows(ctx, N, K) < N) return 1;  // dw in row ranges: no room for partial sums of it
+    else if (matmul_tiled(K)) splits = row_splits(ctx, M, matmul_dw_tiles(N, K, N % 4 == 0 || dout_padded), 2048);
+    // every range's partial dw and dbias share one binding (matmul_split_stride floats each): as many as it holds
+    uint64_t per_range = (uint64_t(N) * K + N + 3) / 4 * 16;
+    return uint32_t(std::clamp<uint64_t>(ctx.policy().max_storage_range / per_range, 1, splits));
 }
 // Row stride (floats) for the gradient of an output of N columns that lets matmul_backward read it four at a
 // time (dout_padded): N rounded up to a multiple of 4 when the tiled kernels serve this K, else N. lm_head's
