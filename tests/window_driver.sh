@@ -151,12 +151,13 @@ new_layout() {
         key F12
         for ((i = 0; i < 100; i++)); do ls attnlab_step*.png.layout >/dev/null 2>&1 && break; sleep 0.1; done
         ls attnlab_step*.png.layout >/dev/null 2>&1 || fail "F12 wrote no layout"
-        # (the sample shown and the map's labels are left out: a live run replaces them as it trains)
-        if [ -f layout ] && cmp -s <(grep -Ev '^(samples_|heatmap_labels )' layout) <(grep -Ev '^(samples_|heatmap_labels )' attnlab_step*.png.layout); then
+        # (the sample shown, the map's labels and the loss plot's y range are left out: a live run changes them as it
+        # trains)
+        if [ -f layout ] && cmp -s <(grep -Ev '^(samples_|heatmap_labels |loss_y )' layout) <(grep -Ev '^(samples_|heatmap_labels |loss_y )' attnlab_step*.png.layout); then
             rm -f attnlab_step*
             return 0
         fi
-        [ -f layout ] && moved=$(diff <(grep -Ev '^(samples_|heatmap_labels )' layout) <(grep -Ev '^(samples_|heatmap_labels )' attnlab_step*.png.layout) | tr '\n' ' ')
+        [ -f layout ] && moved=$(diff <(grep -Ev '^(samples_|heatmap_labels |loss_y )' layout) <(grep -Ev '^(samples_|heatmap_labels |loss_y )' attnlab_step*.png.layout) | tr '\n' ' ')
         cp attnlab_step*.png.layout layout
     done
     fail "the widgets kept moving: ten F12 layouts in a row differ (the last two: ${moved:-})"
