@@ -1,6 +1,7 @@
 // RAII storage buffer: allocation, mapping, staged upload and download.
 #include "vk/buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -28,6 +29,9 @@ Buffer::Buffer(Context& ctx, size_t bytes, bool host_visible) : m_ctx(&ctx), m_b
         if (type == UINT32_MAX) type = ctx.find_memory_type(req.memoryTypeBits, 0);
     }
     if (type == UINT32_MAX) throw Error("no suitable Vulkan memory type for a buffer; the driver looks broken");
+    const VkMemoryPropertyFlags direct =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    m_host_access = !host_visible && ctx.policy().direct_copies && (ctx.memory_type_flags(type) & direct) == direct;
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = type;
@@ -59,6 +63,8 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
         m_bytes = std::exchange(o.m_bytes, 0);
         m_mapped = std::exchange(o.m_mapped, nullptr);
         m_alloc_bytes = std::exchange(o.m_alloc_bytes, 0);
+        m_host_access = std::exchange(o.m_host_access, false);
+        m_host = std::exchange(o.m_host, nullptr);
     }
     return *this;
 }
@@ -76,6 +82,13 @@ void Buffer::release() {
     m_buffer = VK_NULL_HANDLE;
     m_memory = VK_NULL_HANDLE;
     m_mapped = nullptr;
+    m_host = nullptr;
+    m_host_access = false;
+}
+
+void* Buffer::host_view() const {
+    if (!m_host) VK_CHECK(vkMapMemory(m_ctx->device(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_host));
+    return m_host;
 }
 
 void Buffer::upload(const void* src, size_t bytes, size_t offset) {
@@ -84,12 +97,23 @@ void Buffer::upload(const void* src, size_t bytes, size_t offset) {
         std::memcpy(static_cast<char*>(m_mapped) + offset, src, bytes);
         return;
     }
-    Buffer staging(*m_ctx, bytes, true);
-    std::memcpy(staging.mapped(), src, bytes);
-    m_ctx->run_once([&](VkCommandBuffer cb) {
-        VkBufferCopy c{0, offset, bytes};
-        vkCmdCopyBuffer(cb, staging.get(), m_buffer, 1, &c);
-    });
+    if (m_host_access) {  // nothing on the queue may be using it while the host writes
+        std::lock_guard lock(m_ctx->queue_mutex());
+        VK_CHECK(vkQueueWaitIdle(m_ctx->queue()));
+        std::memcpy(static_cast<char*>(host_view()) + offset, src, bytes);
+        return;
+    }
+    const size_t most = size_t(std::max<uint64_t>(m_ctx->policy().staging_bytes, 4));
+    Buffer staging(*m_ctx, std::min(bytes, most), true);
+    for (size_t done = 0; done < bytes;) {
+        size_t n = std::min(bytes - done, most);
+        std::memcpy(staging.mapped(), static_cast<const char*>(src) + done, n);
+        m_ctx->run_once([&](VkCommandBuffer cb) {
+            VkBufferCopy c{0, offset + done, n};
+            vkCmdCopyBuffer(cb, staging.get(), m_buffer, 1, &c);
+        });
+        done += n;
+    }
 }
 
 void Buffer::download(void* dst, size_t bytes, size_t offset) const {
@@ -98,12 +122,23 @@ void Buffer::download(void* dst, size_t bytes, size_t offset) const {
         std::memcpy(dst, static_cast<const char*>(m_mapped) + offset, bytes);
         return;
     }
-    Buffer staging(*m_ctx, bytes, true);
-    m_ctx->run_once([&](VkCommandBuffer cb) {
-        VkBufferCopy c{offset, 0, bytes};
-        vkCmdCopyBuffer(cb, m_buffer, staging.get(), 1, &c);
-    });
-    std::memcpy(dst, staging.mapped(), bytes);
+    if (m_host_access) {  // once the work writing it is done
+        std::lock_guard lock(m_ctx->queue_mutex());
+        VK_CHECK(vkQueueWaitIdle(m_ctx->queue()));
+        std::memcpy(dst, static_cast<const char*>(host_view()) + offset, bytes);
+        return;
+    }
+    const size_t most = size_t(std::max<uint64_t>(m_ctx->policy().staging_bytes, 4));
+    Buffer staging(*m_ctx, std::min(bytes, most), true);
+    for (size_t done = 0; done < bytes;) {
+        size_t n = std::min(bytes - done, most);
+        m_ctx->run_once([&](VkCommandBuffer cb) {
+            VkBufferCopy c{offset + done, 0, n};
+            vkCmdCopyBuffer(cb, m_buffer, staging.get(), 1, &c);
+        });
+        std::memcpy(static_cast<char*>(dst) + done, staging.mapped(), n);
+        done += n;
+    }
 }
 
 void Buffer::fill_zero() {

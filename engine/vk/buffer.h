@@ -1,4 +1,5 @@
-// RAII storage buffer in device memory, with upload/download through staging when not mappable.
+// RAII storage buffer in device memory, with upload/download straight into it where the host can map it cached,
+// else through a staging buffer (KernelPolicy::staging_bytes at a time).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,11 @@ private:
     size_t m_bytes = 0;
     void* m_mapped = nullptr;
     size_t m_alloc_bytes = 0;  // what the allocation really took (>= m_bytes)
+    // Device memory the host can also map, coherent and cached (a CPU driver, an integrated GPU): upload and
+    // download copy straight into it once the queue is idle, instead of through a staging buffer.
+    bool m_host_access = false;
+    mutable void* m_host = nullptr;  // its mapping, made on first use
+    void* host_view() const;
 };
 
 // A view of part of a buffer, bound to one descriptor slot.

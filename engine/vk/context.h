@@ -68,6 +68,7 @@ public:
     bool validation_enabled() const { return m_validation; }
 
     uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const;
+    VkMemoryPropertyFlags memory_type_flags(uint32_t type) const { return m_mem.memoryTypes[type].propertyFlags; }
     // Runs `record` in a one-shot command buffer and waits for it.
     void run_once(const std::function<void(VkCommandBuffer)>& record);
 

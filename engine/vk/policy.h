@@ -51,6 +51,10 @@ struct KernelPolicy {
     int row_splits = 0;           // ATTNLAB_ROW_SPLITS=N: every backward sum over rows cut into N ranges (0: device)
     bool all_kernel_flags = false;  // ATTNLAB_KERNEL_FLAGS=all: every pipeline keeps every optional part
     bool narrow_tail = true;        // ATTNLAB_NARROW_TAIL=0: no narrow last workgroup on a CPU driver
+    // Buffer::upload/download (tests only): false sends every device buffer through a staging buffer, as on a
+    // discrete GPU, even where the host can map device memory; staging_bytes: the most staged at a time.
+    bool direct_copies = true;
+    uint64_t staging_bytes = uint64_t(64) << 20;
 
     // --- dividing a training step's work (from the device and the model's multiply-adds a step) ---
     // On a CPU device a step of more multiply-adds than k_segment_above is cut into submits of about k_submit_budget
