@@ -16,6 +16,7 @@
 #include "corpus.h"
 #include "gpu.h"
 #include "train/checkpoint.h"
+#include "train/session.h"
 #include "train/trainer.h"
 
 using namespace attn;
@@ -59,6 +60,12 @@ TEST_CASE("resuming reproduces the uninterrupted run bit for bit", "[checkpoint]
         resumed = ck.history.step_losses;
         for (int i = 0; i < steps; i++) resumed.push_back(tr.step().loss);
         REQUIRE(resumed == straight);
+        // a Session built from the checkpoint (the window's Ctrl+O, --resume: no random initialisation first)
+        Session run(test::ctx(), data, ck.config, 1, &ck);
+        REQUIRE(run.step_count() == steps);
+        REQUIRE(run.history().step_losses.size() == size_t(steps));
+        REQUIRE(run.trainer().model().read_params() == ck.state.params);
+        for (int i = 0; i < steps; i++) REQUIRE(run.step().result.loss == straight[size_t(steps + i)]);
     }
 }
 

@@ -41,10 +41,11 @@ int run_headless(const RunOptions& o) {
     co.validation = o.validation;
     co.cpu_threads = cpu_threads_option(o, c, data.vocab_size());
     Context ctx(co);
-    Session run(ctx, data, c, o.replicas);
+    const bool resuming = !o.resume_path.empty();
+    Session run(ctx, data, c, o.replicas, resuming ? &ck : nullptr);  // with its weights: no random init first
     Trainer& tr = run.trainer();
     run.set_history_budget(size_t(o.history_mib * 1048576.0));
-    if (!o.resume_path.empty()) resume_run(run, ck, o.resume_path);
+    if (resuming) say_resumed(run, o.resume_path);
     if (!o.probe.empty()) say_note(run.set_probe(o.probe));
     if (o.profile) tr.set_profiling(true);
     print_run_header(ctx, data, c, tr);

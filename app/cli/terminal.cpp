@@ -25,8 +25,8 @@ void print_run_header(const Context& ctx, const Dataset& data, const Config& c, 
     if (std::string note = c.speed_note(); !note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
-void resume_run(Session& run, const Checkpoint& ck, const std::string& path) {
-    std::string note = run.resume(ck);
+void say_resumed(const Session& run, const std::string& path) {
+    const std::string& note = run.resume_note();
     int step = run.step_count(), max_iters = run.config().max_iters;
     std::printf("resumed %s at step %d\n", path.c_str(), step);
     if (step >= max_iters)

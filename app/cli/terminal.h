@@ -11,9 +11,9 @@ namespace attn {
 
 // "corpus: ... | preset ...: ... | N parameters", the replicas line, the heavy-model and slow-width notes.
 void print_run_header(const Context& ctx, const Dataset& data, const Config& c, const Trainer& tr);
-// Session::resume, then "resumed FILE at step N" and what there is to say about it (nothing left to train, no
-// time-lapse in the file).
-void resume_run(Session& run, const Checkpoint& ck, const std::string& path);
+// For a Session built from a checkpoint: "resumed FILE at step N" and what there is to say about it (nothing left to
+// train, no time-lapse in the file).
+void say_resumed(const Session& run, const std::string& path);
 // "attnlab: NOTE" on stdout, unless the note is empty.
 void say_note(const std::string& note);
 // The lecture's "step N: train loss X, val loss Y", with the speed since the evaluation before when there is one.

@@ -286,20 +286,22 @@ bool TrainingThread::step_due() const {
     return m_pending.max_steps_per_s <= 0 || Clock::now() >= m_next_step_at;
 }
 
-void TrainingThread::build(const Config& cfg, bool eval_start, bool preview) {
-    {
-        std::lock_guard lk(m_mutex);
-        m_snap.busy = "building the model (compiling shaders)";
-        publish();
-    }
+void TrainingThread::say_busy(std::string what) {
+    std::lock_guard lk(m_mutex);
+    m_snap.busy = std::move(what);
+    publish();
+}
+
+void TrainingThread::build(const Config& cfg, bool eval_start, bool preview, const Checkpoint* from) {
+    say_busy(from ? "building the model with the loaded weights" : "building the model (compiling shaders)");
     drop_run();
     auto t_build = Clock::now();
-    m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas);
+    m_run = std::make_unique<Session>(m_ctx, *m_data, cfg, m_replicas, from);
     m_icl_key.clear();  // another run: its curves are computed anew
     m_run->set_fault(m_fault);  // --inject-fault: once, until it fires (a rebuilt model keeps what is left of it)
     m_run->set_events(this);
     m_run->set_history_budget(m_history_bytes);
-    if (!m_probe.empty()) {
+    if (!m_probe.empty() && !(from && !from->timelapse.empty())) {  // a loaded time-lapse keeps its own probe
         try {
             std::string note = m_run->set_probe(m_probe);
             if (!note.empty()) std::printf("attnlab: %s\n", note.c_str());
@@ -425,11 +427,7 @@ void TrainingThread::diverged(int step, double lr) {
 }
 
 void TrainingThread::do_eval() {
-    {
-        std::lock_guard lk(m_mutex);
-        m_snap.busy = "estimating the loss";
-        publish();
-    }
+    say_busy("estimating the loss");
     auto t0 = Clock::now();
     auto shown = t0;
     // a long evaluation (the gpt preset's on a CPU: minutes) shows how far it has got, twice a second at most

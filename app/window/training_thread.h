@@ -270,7 +270,9 @@ private:
     void run();
     bool has_work() const;
     bool step_due() const;  // slow motion allows a running step now (m_mutex held)
-    void build(const Config& cfg, bool eval_start = true, bool preview = true);  // preview: the attention map at once
+    // preview: the attention map at once; from: a checkpoint the new run continues (its weights, history and
+    // time-lapse; no random initialisation first)
+    void build(const Config& cfg, bool eval_start = true, bool preview = true, const Checkpoint* from = nullptr);
     void save_to(const std::string& path);  // throws attn::Error
     void load_from(const std::string& path);
     void keep_good_state();
@@ -289,6 +291,7 @@ private:
     std::vector<std::string> token_pieces(const std::vector<uint32_t>& ids) const;
     void slice_attention();
     void show_attention_now();
+    void say_busy(std::string what);  // the Controls panel's busy line (BUSY in the status bar) until cleared
     void publish();  // bumps the version and logs a new message or checkpoint outcome; call with m_mutex held
     std::string m_logged_message, m_logged_ckpt;  // the last ones publish logged
     void no_checkpoint_path(const char* what);

@@ -58,6 +58,7 @@ void TrainingThread::save_to(const std::string& path) {
 // A checkpoint for the current corpus: a new run with its config, its state and its loss history.
 void TrainingThread::load_from(const std::string& path) {
     std::string note;
+    say_busy("reading " + path);
     Checkpoint ck = load_checkpoint(path, &m_data->characters(), &note);
     if (!note.empty()) std::printf("attnlab: note: %s: %s\n", path.c_str(), note.c_str());
     // the corpus read again in the run's tokens where they are not the ones it is read in now (BPE or characters)
@@ -77,10 +78,10 @@ void TrainingThread::load_from(const std::string& path) {
         drop_run();
         m_data = std::move(data);
     }
-    build(ck.config, false, false);  // the preview comes with the loaded weights
-    m_run->resume(ck);
+    build(ck.config, false, false, &ck);  // the preview comes with the loaded weights
     m_weights_changed = true;
-    show_attention_now();  // the loaded weights' (build showed the random ones)
+    say_busy("computing the attention of the loaded weights");
+    show_attention_now();  // the loaded weights' map (build left it to here)
     {
         std::lock_guard lk(m_mutex);
         Snapshot& s = m_snap;
