@@ -20,7 +20,7 @@ namespace attn {
 
 static size_t f4(size_t n) { return n * sizeof(float); }
 
-Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits, int T_)
+Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool host_logits, int T_, bool forward_only)
     : B(B_), T(T_ > 0 ? T_ : cfg.block_size) {
     size_t bt = size_t(B) * T;
     logits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_forward_ld(ctx, V, cfg.lm_head_width());
@@ -28,7 +28,7 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     losses = Buffer(ctx, f4(bt));
     result = Buffer(ctx, f4(4), true);
     dlogits_ld = cfg.kind == ModelKind::Bigram ? uint32_t(V) : ops::matmul_dout_ld(V, cfg.lm_head_width());
-    dlogits = Buffer(ctx, f4(bt * dlogits_ld));
+    if (!forward_only) dlogits = Buffer(ctx, f4(bt * dlogits_ld));
     if (cfg.kind == ModelKind::Bigram) return;
     size_t C = cfg.n_embd, A = cfg.attn_dim(), F = cfg.ffn ? cfg.ffn_dim() : 0, NH = cfg.n_head;
     x = Buffer(ctx, f4(bt * C));
@@ -57,6 +57,8 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
         lnf = Buffer(ctx, f4(bt * C));
         lnf_stats = Buffer(ctx, f4(bt * 2));
     }
+    dtmp = Buffer(ctx, f4(bt * C));  // also the forward's, before a dropout
+    if (forward_only) return;
     size_t W = std::max({C, A, F});
     dres = Buffer(ctx, f4(bt * W));
     dres2 = Buffer(ctx, f4(bt * W));
@@ -64,7 +66,6 @@ Activations::Activations(Context& ctx, const Config& cfg, int V, int B_, bool ho
     dy = Buffer(ctx, f4(bt * A));
     dqkv = Buffer(ctx, f4(bt * 3 * A));
     dh = Buffer(ctx, f4(bt * F));
-    dtmp = Buffer(ctx, f4(bt * C));
     dpre = Buffer(ctx, f4(size_t(B) * NH * T * T));
 }
 
@@ -150,7 +151,7 @@ const Buffer& Model::block_output(const Activations& a, int l) const {
 }
 
 void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, BufferRange offsets, const Buffer& seed,
-                           bool with_loss, bool training) {
+                           bool with_loss, bool training, bool heads_only) {
     const Config& c = m_cfg;
     uint32_t B = a.B, T = a.T, V = m_V, BT = B * T;
     if (c.kind == ModelKind::Bigram) {
@@ -179,6 +180,10 @@ void Model::record_forward(Program& pr, Activations& a, BufferRange tokens, Buff
             ops::matmul_forward(m_kc, pr, L.qkv, *a_in, p(P.qkv), p(P.qkv_b), BT, 3 * A, C, P.qkv_b >= 0);
             pr.barrier("attention reads q, k, v");
             ops::attention_forward(m_kc, pr, L.y, L.att, L.qkv, B, T, NH, HS, c.causal, {drop, uint32_t(3 * l), seed});
+            if (heads_only && l == c.n_layer - 1) {
+                a.dlogits_recorded = false;
+                return;
+            }
             const Buffer* mid = &L.y;
             if (c.residual) {
                 pr.barrier("the output projection reads the heads");

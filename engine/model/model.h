@@ -53,8 +53,9 @@ ModelLayout make_layout(const Config& cfg, int vocab_size);
 
 // Per-batch-shape activations and gradients.
 struct Activations {
-    // T: positions a sequence (0: the block size); a forward of fewer runs on a prefix (probe, generation)
-    Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits, int T = 0);
+    // T: positions a sequence (0: the block size); a forward of fewer runs on a prefix (probe, generation).
+    // forward_only: no gradients (dlogits, dres ... dpre stay empty): for forwards never followed by a backward.
+    Activations(Context& ctx, const Config& cfg, int V, int B, bool host_logits, int T = 0, bool forward_only = false);
     int B, T;
     Buffer x;                      // (B,T,C) token + position embedding (bigram: unused)
     std::vector<BlockActs> blocks;
@@ -111,9 +112,10 @@ public:
 
     // Records the forward for tokens[offsets[b] + t]; with_loss adds the mean loss into act.result (and, when
     // training, dlogits: the loss's gradient, from the same softmax). `seed` holds the step's dropout key
-    // (uvec2); dropout is applied only when training.
+    // (uvec2); dropout is applied only when training. heads_only: up to the last layer's attention weights (act.att
+    // of every layer) and no further, for a view of the attention alone (no logits, no loss).
     void record_forward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed,
-                        bool with_loss, bool training);
+                        bool with_loss, bool training, bool heads_only = false);
     // Records backward of the mean loss; every gradient is overwritten (no zero_grad needed).
     void record_backward(Program& pr, Activations& act, BufferRange tokens, BufferRange offsets, const Buffer& seed);
     // Records AdamW on every parameter; `hyper` holds ops::AdamWHyper, rewritten by the host each step. With

@@ -118,10 +118,11 @@ void Trainer::build_programs() {
         m_model->record_forward(*m_eval_prog, *m_act, m_tokens, m_eval_offsets, m_seed, true, false);
         m_eval_prog->end();
 
-        // the attention preview: the eval forward on the display batch, copied as the step copies it
+        // the attention preview: the eval forward on the display batch up to the last attention weights, copied as
+        // the step copies them
         m_preview_prog = std::make_unique<Program>(m_ctx, false, budget);
         m_preview_prog->begin();
-        m_model->record_forward(*m_preview_prog, *m_act, m_tokens, m_eval_offsets, m_seed, false, false);
+        m_model->record_forward(*m_preview_prog, *m_act, m_tokens, m_eval_offsets, m_seed, false, false, true);
         m_preview_prog->barrier("the display copy reads the attention weights");
         for (size_t l = 0; l < L; l++)
             m_preview_prog->copy(m_act->blocks[l].att, m_display_b * slice, m_att_display, l * slice, slice);
@@ -150,7 +151,7 @@ Trainer::Forward& Trainer::forward_at(int T, bool probe) {
     }
     if (f->act && f->act->T == T) return *f;
     f->prog.reset();  // before the activations it was recorded on
-    f->act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), 1, true, T);
+    f->act = std::make_unique<Activations>(m_ctx, m_cfg, m_data.vocab_size(), 1, true, T, true);
     f->prog = std::make_unique<Program>(m_ctx);
     f->prog->begin();
     m_model->record_forward(*f->prog, *f->act, m_gen_tokens, m_gen_offsets, m_seed, probe, false);
