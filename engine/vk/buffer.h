@@ -47,6 +47,7 @@ private:
     // Device memory the host can also map, coherent and cached (a CPU driver, an integrated GPU): upload and
     // download copy straight into it once the queue is idle, instead of through a staging buffer.
     bool m_host_access = false;
+    static constexpr size_t k_huge_pages_from = size_t(32) << 20;  // a CPU driver's buffer this big: 2 MiB pages
     mutable void* m_host = nullptr;  // its mapping, made on first use
     void* host_view() const;
 };
