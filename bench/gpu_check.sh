@@ -8,6 +8,7 @@
 #   bash bench/gpu_check.sh run       # there, carrying: build assets/tinyshakespeare.txt .gl .devlibs
 #   bash bench/gpu_check.sh nanogpt   # there, the same carried: nanogpt-char's 5000 steps, in a call of its own
 #   bash bench/gpu_check.sh timelapse # there, the same carried: the time-lapse's cost and bf16 difference on gpt
+#   bash bench/gpu_check.sh heads     # there, the same carried: gpt's head scores on tiny Shakespeare, step by step
 #
 # `run` stops at once if attnlab finds no Vulkan device; else, with logs in $OUT (or out/): the engine tests with the
 # validation layer on (kernels against CPU references, gradients, checkpoints, labs), the gpt preset's --profile
@@ -105,10 +106,34 @@ timelapse() {
     echo "attn_bench_timelapse: exit $? in $((SECONDS - t)) s"; cat "$out/timelapse.log"
 }
 
+# The gpt preset's heads on tiny Shakespeare (issue "Circuits", for docs/induction.md): its 5000 steps saved with
+# the time-lapse, then every head's scores at each recorded step (inspect --heads --step) and the in-context learning
+# score at each (inspect --icl), the logs in $OUT. Its own call: about 6 minutes on an H200 (the training 4.5).
+heads() {
+    local out=${OUT:-out} t s ck=/tmp/gpt_heads.safetensors
+    mkdir -p "$out"
+    there
+    t=$SECONDS
+    # cut at 420 s, a run still saves the step it reached (SIGTERM), which inspect reads as well
+    timeout 420 build/attnlab --headless --preset gpt --data assets/tinyshakespeare.txt --sample-chars 300 \
+        --save "$ck" --metrics "$out/gpt.csv" >"$out/gpt_train.log" 2>&1
+    echo "gpt: exit $? in $((SECONDS - t)) s (124: cut at 420 s)"; grep -E '^step' "$out/gpt_train.log" | tail -n 3
+    build/attnlab inspect "$ck" --list >"$out/gpt_list.log" 2>&1
+    for s in $(awk '$1 ~ /^[0-9]+$/ {print $1}' "$out/gpt_list.log"); do
+        echo "== step $s"
+        timeout 60 build/attnlab inspect "$ck" --heads --step "$s"
+    done >"$out/gpt_heads.log" 2>&1
+    grep -E '^== step|^strongest' "$out/gpt_heads.log"
+    t=$SECONDS
+    timeout 120 build/attnlab inspect "$ck" --icl >"$out/gpt_icl.log" 2>&1
+    echo "inspect --icl: exit $? in $((SECONDS - t)) s"; tail -n 4 "$out/gpt_icl.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
     nanogpt) nanogpt ;;
     timelapse) timelapse ;;
+    heads) heads ;;
     *) awk 'NR>1 && /^#/{sub(/^# ?/, ""); print; next} NR>1{exit}' "$0"; exit 2 ;;
 esac
