@@ -303,8 +303,8 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
         CHECK(ck.timelapse.snapshots()[i].top_p == tl.snapshots()[i].top_p);
     }
     // resumed, the run goes on recording into it
-    Session resumed(test::ctx(), data, c, 1);
-    CHECK(resumed.resume(ck).empty());
+    Session resumed(test::ctx(), data, c, 1, &ck);
+    CHECK(resumed.resume_note().empty());
     CHECK(resumed.timelapse().snapshots().size() == 8);
     resumed.step();
     CHECK(resumed.timelapse().snapshots().back().step == 10);
@@ -315,8 +315,8 @@ TEST_CASE("a recorded snapshot equals a fresh forward with that step's weights, 
     save_checkpoint(path, old, fresh.model().params_info());
     Checkpoint back = load_checkpoint(path);
     CHECK(back.timelapse.empty());
-    Session from_old(test::ctx(), data, c, 1);
-    CHECK(from_old.resume(back).find("it holds one step, the checkpoint's own weights at step 10") != std::string::npos);
+    Session from_old(test::ctx(), data, c, 1, &back);
+    CHECK(from_old.resume_note().find("it holds one step, the checkpoint's own weights at step 10") != std::string::npos);
     REQUIRE(from_old.timelapse().snapshots().size() == 1);
     CHECK(from_old.timelapse().snapshots()[0].step == 10);
     CHECK(from_old.timelapse().has_weights());
@@ -416,19 +416,16 @@ TEST_CASE("any text at any recorded step: views and samples from that step's wei
     CHECK(s0.text != s10.text);
     // the checkpoint carries the weights: a resumed run replays a new text at its steps
     REQUIRE(ck.timelapse.has_weights());
-    Session resumed(test::ctx(), data, c, 1);
-    CHECK(resumed.resume(ck).empty());
+    // (built from the checkpoint, no random weights first: the same weights, the whole time-lapse)
+    Session resumed(test::ctx(), data, c, 1, &ck);
+    CHECK(resumed.resume_note().empty());
+    CHECK(resumed.trainer().read_params() == ck.state.params);
+    CHECK(resumed.step_count() == ck.state.step);
+    REQUIRE(resumed.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
+    CHECK(resumed.trainer().probe(tokens).att == now.att);
     resumed.set_probe(other);
     REQUIRE(resumed.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
     CHECK(resumed.timelapse().nearest(8)->att == other_at8.att);
-    // built from the checkpoint (no random weights first): the same weights, the whole time-lapse, the same views
-    Session built(test::ctx(), data, c, 1, &ck);
-    CHECK(built.resume_note().empty());
-    CHECK(built.trainer().read_params() == ck.state.params);
-    CHECK(built.step_count() == ck.state.step);
-    REQUIRE(built.timelapse().snapshots().size() == ck.timelapse.snapshots().size());
-    CHECK(built.trainer().probe(tokens).att == now.att);
-    CHECK(built.view_at(8, tokens).att == resumed.view_at(8, tokens).att);
     // a checkpoint of the previous format (views only): shown as it was; another text cannot be replayed, and says so
     Checkpoint old = ck;
     TimeLapse views_only;
@@ -439,8 +436,7 @@ TEST_CASE("any text at any recorded step: views and samples from that step's wei
     Checkpoint back = load_checkpoint(path);
     CHECK_FALSE(back.timelapse.has_weights());
     CHECK(back.timelapse.snapshots().size() == ck.timelapse.snapshots().size());
-    Session from_old(test::ctx(), data, c, 1);
-    from_old.resume(back);
+    Session from_old(test::ctx(), data, c, 1, &back);
     CHECK(test::error_of([&] { from_old.view_at(5, tokens); }).find("without its weights") != std::string::npos);
     CHECK(from_old.set_probe(other).find("cannot be replayed") != std::string::npos);
     fs::remove(path);

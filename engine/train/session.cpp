@@ -39,15 +39,10 @@ Session::Session(Context& ctx, const Dataset& data, const Config& cfg, int repli
     register_file("the corpus", data.name());
     set_probe(default_probe(data, cfg.block_size));
     m_timelapse.plan(m_trainer->model().flat_size(), timelapse_expected(cfg.max_iters, cfg.eval_interval));
-    if (from) m_resume_note = adopt(*from, true);
+    if (from) m_resume_note = adopt(*from);
 }
 
-std::string Session::resume(const Checkpoint& ck) {
-    m_trainer->import_state(ck.state);
-    return adopt(ck, false);
-}
-
-std::string Session::adopt(const Checkpoint& ck, bool whole) {
+std::string Session::adopt(const Checkpoint& ck) {
     m_history = ck.history;
     m_diverged = false;
     update_metrics();
@@ -59,7 +54,7 @@ std::string Session::adopt(const Checkpoint& ck, bool whole) {
         return "the checkpoint holds no attention time-lapse (saved before they were recorded, or imported): it holds "
                "one step, the checkpoint's own weights at step " + std::to_string(step_count()) + ", and records on";
     }
-    size_t budget = whole ? std::max(m_timelapse.budget(), ck.timelapse.bytes()) : m_timelapse.budget();
+    size_t budget = std::max(m_timelapse.budget(), ck.timelapse.bytes());
     m_timelapse = ck.timelapse;
     m_head_scores.clear();
     m_loss_by_position.clear();

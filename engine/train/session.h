@@ -69,8 +69,10 @@ struct SessionStep {
 class Session {
 public:
     // Builds the Trainer (throws attn::Error with one line if the model cannot run; see Trainer). from: a checkpoint
-    // whose run this continues, as resume does, built with its weights (no random initialisation), its time-lapse
-    // kept whole (set_history_budget after thins it); resume_note() holds what resume would have returned.
+    // whose run this continues (the caller checks first that it fits: check_resumable), built with its weights,
+    // moments, RNG states, history and time-lapse, kept whole (set_history_budget after thins it). resume_note():
+    // "" or a note for the user: the checkpoint holds no time-lapse (saved before they were recorded, or imported),
+    // which starts at its step.
     Session(Context& ctx, const Dataset& data, const Config& cfg, int replicas = 0, const Checkpoint* from = nullptr);
     const std::string& resume_note() const { return m_resume_note; }
 
@@ -82,11 +84,6 @@ public:
     void set_events(SessionEvents* events) { m_events = events; }
     void set_fault(const FaultInjection& f) { m_fault = f; }
     const FaultInjection& fault() const { return m_fault; }  // kind None once it fired
-
-    // Continues a checkpoint's run: its weights, moments, RNG states, history and time-lapse. The caller checks
-    // first that it fits (check_resumable: vocabulary and model shape). Returns "" or a note for the user: the
-    // checkpoint holds no time-lapse (saved before they were recorded), which starts at this step.
-    std::string resume(const Checkpoint& ck);
 
     // The lecture's schedule: an evaluation at every eval_interval-th step and at max_iters, once a step (a run
     // resumed at a step it evaluated before saving does not repeat it, which would shift the eval batches).
@@ -201,7 +198,7 @@ public:
     void save_good_state(const std::string& path);  // a checkpoint of it (the device need not answer)
 
 private:
-    std::string adopt(const Checkpoint& ck, bool whole);  // resume after the weights are in: history, time-lapse
+    std::string adopt(const Checkpoint& ck);  // after the checkpoint's weights are in: its history, time-lapse
     // Trainer::probe with the losses of characters the corpus lacks masked (mask_unknown)
     ProbeSnapshot probe_now(const std::vector<uint32_t>& tokens, const std::string& text);
     std::string m_resume_note;
