@@ -1,7 +1,9 @@
 // The corpus tests train on: tiny Shakespeare from $ATTN_CORPUS (set by ctest), or a small generated text.
 #pragma once
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <unistd.h>
 
 #include "train/dataset.h"
 
@@ -13,6 +15,12 @@ inline const attn::Dataset& shakespeare() {
         return attn::Dataset::from_file(p ? p : "assets/tinyshakespeare.txt");
     }();
     return d;
+}
+
+// A path in the temporary folder named after this process too, so that ctest -j can run two suites that write
+// the same file names (the [model] tests twice, [checkpoint] cases in two suites) side by side.
+inline std::string temp_path(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / ("attnlab_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 // A short text with a handful of characters, for tiny models.

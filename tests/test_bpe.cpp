@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "corpus.h"
 #include "text/bpe.h"
 #include "text/bpe_files.h"
 #include "gpu.h"
@@ -210,7 +211,7 @@ TEST_CASE("a corpus read as BPE tokens trains, and its checkpoint keeps the toke
     float first = run.trainer().step().loss, last = first;
     for (int i = 0; i < 30; ++i) last = run.trainer().step().loss;
     CHECK(last < first);
-    std::string path = (std::filesystem::temp_directory_path() / "attn_bpe_test.safetensors").string();
+    std::string path = test::temp_path("bpe.safetensors");
     run.save(path);
     Checkpoint ck = load_checkpoint(path);
     std::filesystem::remove(path);

@@ -22,7 +22,7 @@
 using namespace attn;
 namespace fs = std::filesystem;
 
-static std::string tmp_path(const std::string& name) { return (fs::temp_directory_path() / ("attnlab_ck_" + name)).string(); }
+static std::string tmp_path(const std::string& name) { return test::temp_path("ck_" + name); }
 
 static Checkpoint snapshot(Trainer& tr, const RunHistory& h) {
     return {tr.config(), tr.dataset().vocab(), tr.dataset().name(), tr.export_state(), h};

@@ -10,9 +10,9 @@
 using namespace attn;
 
 static std::string write_tmp(const std::string& name, const std::string& bytes) {
-    auto p = std::filesystem::temp_directory_path() / ("attnlab_test_" + name);
+    std::string p = test::temp_path("dataset_" + name);
     std::ofstream(p, std::ios::binary) << bytes;
-    return p.string();
+    return p;
 }
 
 TEST_CASE("tiny Shakespeare gives the lecture's vocabulary and split", "[dataset]") {

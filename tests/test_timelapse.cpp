@@ -13,7 +13,7 @@
 using namespace attn;
 namespace fs = std::filesystem;
 
-static std::string tmp_path(const std::string& name) { return (fs::temp_directory_path() / ("attnlab_tl_" + name)).string(); }
+static std::string tmp_path(const std::string& name) { return test::temp_path("tl_" + name); }
 
 TEST_CASE("fp16 storage rounds to nearest even and reads back", "[timelapse]") {
     CHECK(float_to_half(0.0f) == 0x0000);
