@@ -21,20 +21,32 @@ fi
 out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
-clang++ "${common[@]}" tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/io/files.cpp -o "$out/fuzz_corpus"
+# harness NAME SOURCES...: builds $out/NAME in the background, at most one build a core at a time; a build that
+# fails leaves $out/NAME.failed
+rm -f "$out"/*.failed
+harness() {
+    local name=$1
+    shift
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+    { clang++ "${common[@]}" "$@" -o "$out/$name" || touch "$out/$name.failed"; } &
+}
+harness fuzz_corpus tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/io/files.cpp
 # (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
-clang++ "${common[@]}" tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
+harness fuzz_checkpoint tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
     engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp \
-    engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp -lzip -o "$out/fuzz_checkpoint"
-clang++ "${common[@]}" tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip -o "$out/fuzz_torch_pickle"
-clang++ "${common[@]}" tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp engine/train/timelapse.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
-    engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp -lzip -o "$out/fuzz_nanogpt"
-clang++ "${common[@]}" tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
-    engine/io/files.cpp -o "$out/fuzz_tokenizer"
-clang++ "${common[@]}" tests/fuzz/fuzz_gpt2.cpp engine/io/gpt2.cpp engine/io/files.cpp engine/model/model_layout.cpp \
+    engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp -lzip
+harness fuzz_torch_pickle tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip
+harness fuzz_nanogpt tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp engine/train/timelapse.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
+    engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp -lzip
+harness fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
+    engine/io/files.cpp
+harness fuzz_gpt2 tests/fuzz/fuzz_gpt2.cpp engine/io/gpt2.cpp engine/io/files.cpp engine/model/model_layout.cpp \
     engine/model/config.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/timelapse.cpp \
-    engine/train/dataset.cpp engine/train/induction_corpus.cpp \
-    -o "$out/fuzz_gpt2"
+    engine/train/dataset.cpp engine/train/induction_corpus.cpp
+wait
+failed=("$out"/*.failed)
+if [ -e "${failed[0]}" ]; then echo "fuzz: these harnesses did not build: ${failed[*]}" >&2; exit 1; fi
+
 # the hostile checkpoints of tests/hostile_cli_test.sh seed the nanoGPT and pickle harnesses too (those under the
 # length limit; their data.pkl for the pickle reader)
 hostile="$out/hostile"
