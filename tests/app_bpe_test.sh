@@ -12,6 +12,15 @@ CORPUS=${2:?usage: $0 attnlab corpus}
 window_session 300 "" '
     export ATTN_SHOT_LAYOUT=1
     probe="to be or not"
+    # labels: the heat map'"'"'s labels once they read as the probe in tokens, or after 5 s what they read then
+    probe_labels() {
+        for ((try = 0; try < 25; try++)); do
+            new_layout
+            labels=$(grep "^heatmap_labels " layout | cut -d" " -f2-)
+            [ "$(echo "$labels" | tr -d " ")" = "to·be·or·not" ] && return
+            sleep 0.2
+        done
+    }
     start app.out --preset single-head --tokenizer bpe:512 --probe "$probe" --checkpoint "$work/b.safetensors" --autosave 0
     wait_steps 20 || fail "the window did not train on bpe:512 tokens"
     pause  # (a live batch changes its labels every step)
@@ -22,8 +31,7 @@ window_session 300 "" '
         fail "no training-batch label is a token of several characters (got: $labels)"
     [ "$(layout_field samples_tokens 1)" -gt 0 ] || fail "the sample should be drawn as tokens ($(grep "^samples_" layout))"
     click_on probe_button
-    new_layout
-    labels=$(grep "^heatmap_labels " layout | cut -d" " -f2-)
+    probe_labels  # (the probe map comes from the training thread a frame or more after the click)
     [ "$(echo "$labels" | tr -d " ")" = "to·be·or·not" ] || fail "the probe should read to·be·or·not in tokens (got: $labels)"
     save_checkpoint app.out
     ids=$("$BIN" tokenize "$work/b.safetensors" "$probe")
@@ -43,8 +51,7 @@ window_session 300 "" '
     done
     new_layout
     click_on probe_button
-    new_layout
-    labels=$(grep "^heatmap_labels " layout | cut -d" " -f2-)
+    probe_labels
     [ "$(echo "$labels" | tr -d " ")" = "to·be·or·not" ] && [ "$(echo "$labels" | wc -w)" -lt 12 ] ||
         fail "after Ctrl+O the probe should read to·be·or·not in tokens (got: $labels)"
     close_window

@@ -23,7 +23,7 @@ window_session 300 "convert" '
     done
     new_layout
     click_on probe_button
-    new_layout
+    for ((try = 0; try < 25; try++)); do new_layout; [ "$(layout_field heatmap 5)" = 5 ] && break; sleep 0.2; done
     [ "$(layout_field heatmap 5)" = 5 ] || fail "the probe view should show the 5 characters of \"to be\" (layout: $(grep heatmap layout))"
     last=$(layout_field probe_step 1)
     [ "$last" = 2000 ] || fail "live, the probe view should show the latest snapshot, step 2000 (shows $last)"
