@@ -23,6 +23,9 @@ inline std::string temp_path(const std::string& name) {
     return (std::filesystem::temp_directory_path() / ("attnlab_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
+// A file of tests/fixtures (ATTN_FIXTURES: set for the test binary by tests/CMakeLists.txt).
+inline std::string fixture(const std::string& name) { return std::string(ATTN_FIXTURES) + "/" + name; }
+
 // A short text with a handful of characters, for tiny models.
 inline std::string tiny_text() {
     std::string s;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "gpu.h"
 #include "io/nanogpt.h"
 #include "io/torch_pickle.h"
@@ -13,7 +14,7 @@
 
 using namespace attn;
 
-static std::string fixture(const std::string& name) { return std::string(ATTN_FIXTURES) + "/" + name; }
+using test::fixture;
 
 TEST_CASE("an imported nanoGPT step gives PyTorch's float64 loss and gradients, and its float32 loss on the GPU",
           "[nanogpt]") {

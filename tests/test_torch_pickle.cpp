@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "io/torch_pickle.h"
 #include "vk/check.h"
 
@@ -18,7 +19,7 @@ using namespace attn::torch_io;
 template <size_t N>
 static std::string bin(const char (&s)[N]) { return std::string(s, N - 1); }
 
-static std::string fixture(const std::string& name) { return std::string(ATTN_FIXTURES) + "/" + name; }
+using test::fixture;
 
 static ValuePtr must(const ValuePtr& v, const char* what) {
     INFO(what);

@@ -14,7 +14,6 @@ namespace attn::torch_io {
 
 namespace {
 
-constexpr int k_max_depth = 64;            // containers inside containers
 constexpr size_t k_max_stack = 1 << 20;    // values on the stack, marks, memo entries
 constexpr int64_t k_max_numel = int64_t(1) << 40;
 
@@ -111,7 +110,7 @@ struct Parser {
         if ((child->is_storage || child->holds_storage) && !allow_storage) fail("a storage outside a tensor");
         child->frozen = true;
         parent.depth = std::max(parent.depth, child->depth + 1);
-        if (parent.depth > k_max_depth) fail("containers nested too deep");
+        if (parent.depth > k_max_pickle_depth) fail("containers nested too deep");
     }
     std::shared_ptr<Node> tuple_of(std::vector<std::shared_ptr<Node>> items) {
         auto t = node(Value::Kind::Tuple);

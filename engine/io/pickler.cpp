@@ -9,48 +9,46 @@
 namespace attn::torch_io {
 
 namespace {
-constexpr int k_max_depth = 64;  // containers inside containers, as the unpickler accepts
-
-std::shared_ptr<Value> make(Value::Kind k) {
+std::shared_ptr<Value> make_value(Value::Kind k) {
     auto v = std::make_shared<Value>();
     v->kind = k;
     return v;
 }
 }  // namespace
 
-ValuePtr none() { return make(Value::Kind::None); }
+ValuePtr none() { return make_value(Value::Kind::None); }
 ValuePtr boolean(bool b) {
-    auto v = make(Value::Kind::Bool);
+    auto v = make_value(Value::Kind::Bool);
     v->b = b;
     return v;
 }
 ValuePtr integer(int64_t i) {
-    auto v = make(Value::Kind::Int);
+    auto v = make_value(Value::Kind::Int);
     v->i = i;
     return v;
 }
 ValuePtr real(double f) {
-    auto v = make(Value::Kind::Float);
+    auto v = make_value(Value::Kind::Float);
     v->f = f;
     return v;
 }
 ValuePtr str(const std::string& s) {
-    auto v = make(Value::Kind::Str);
+    auto v = make_value(Value::Kind::Str);
     v->s = s;
     return v;
 }
 ValuePtr tuple(std::vector<ValuePtr> items) {
-    auto v = make(Value::Kind::Tuple);
+    auto v = make_value(Value::Kind::Tuple);
     v->items = std::move(items);
     return v;
 }
 ValuePtr list(std::vector<ValuePtr> items) {
-    auto v = make(Value::Kind::List);
+    auto v = make_value(Value::Kind::List);
     v->items = std::move(items);
     return v;
 }
 ValuePtr dict(std::vector<std::pair<std::string, ValuePtr>> items) {
-    auto v = make(Value::Kind::Dict);
+    auto v = make_value(Value::Kind::Dict);
     for (auto& [k, x] : items) v->dict.emplace_back(str(k), std::move(x));
     return v;
 }
@@ -75,7 +73,7 @@ struct Pickler {
         out += '\n';
     }
     void write(const Value& v, int depth) {
-        if (depth > k_max_depth) throw Error("pickle: values nested too deep to write");
+        if (depth > k_max_pickle_depth) throw Error("pickle: values nested too deep to write");
         switch (v.kind) {
         case Value::Kind::None: u8('N'); break;
         case Value::Kind::Bool: u8(v.b ? 0x88 : 0x89); break;

@@ -31,6 +31,9 @@ struct TensorRef {
     int64_t numel() const;
 };
 
+// containers inside containers: the deepest the unpickler accepts and the pickler writes
+constexpr int k_max_pickle_depth = 64;
+
 struct Value;
 using ValuePtr = std::shared_ptr<Value>;
 
