@@ -21,28 +21,38 @@ fi
 out=build-fuzz
 mkdir -p "$out"
 common=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iengine)
-# harness NAME SOURCES...: builds $out/NAME in the background, at most one build a core at a time; a build that
-# fails leaves $out/NAME.failed
+# Each source is compiled once (the harnesses share most of them), one compile a core at a time, then each harness
+# links its objects. A compile or link that fails leaves $out/NAME.failed.
 rm -f "$out"/*.failed
-harness() {
-    local name=$1
-    shift
-    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
-    { clang++ "${common[@]}" "$@" -o "$out/$name" || touch "$out/$name.failed"; } &
-}
+declare -A harness_sources
+harness() { local name=$1; shift; harness_sources[$name]="$*"; }
 harness fuzz_corpus tests/fuzz/fuzz_corpus.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/io/files.cpp
 # (checkpoint.cpp opens nanoGPT's ckpt.pt too: the torch reader comes along)
 harness fuzz_checkpoint tests/fuzz/fuzz_checkpoint.cpp engine/train/checkpoint.cpp engine/train/timelapse.cpp engine/io/files.cpp \
     engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp engine/model/model_layout.cpp engine/model/config.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp \
-    engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp -lzip
-harness fuzz_torch_pickle tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp -lzip
+    engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp
+harness fuzz_torch_pickle tests/fuzz/fuzz_torch_pickle.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp
 harness fuzz_nanogpt tests/fuzz/fuzz_nanogpt.cpp engine/io/nanogpt.cpp engine/io/gpt2.cpp engine/train/timelapse.cpp engine/io/pickle.cpp engine/io/pickler.cpp engine/io/torch_file.cpp engine/io/zip_reader.cpp engine/io/files.cpp \
-    engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp -lzip
+    engine/model/model_layout.cpp engine/model/config.cpp engine/train/dataset.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/induction_corpus.cpp
 harness fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp \
     engine/io/files.cpp
 harness fuzz_gpt2 tests/fuzz/fuzz_gpt2.cpp engine/io/gpt2.cpp engine/io/files.cpp engine/model/model_layout.cpp \
     engine/model/config.cpp engine/text/bpe.cpp engine/text/bpe_files.cpp engine/text/unicode.cpp engine/train/timelapse.cpp \
     engine/train/dataset.cpp engine/train/induction_corpus.cpp
+object() { local src=$1; src=${src//\//__}; echo "$out/obj/${src%.cpp}.o"; }
+mkdir -p "$out/obj"
+throttle() { while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done; }
+for src in $(printf '%s\n' ${harness_sources[@]} | sort -u); do
+    throttle
+    { clang++ "${common[@]}" -c "$src" -o "$(object "$src")" || touch "$out/$(basename "$src" .cpp).failed"; } &
+done
+wait
+for name in "${!harness_sources[@]}"; do
+    objects=()
+    for src in ${harness_sources[$name]}; do objects+=("$(object "$src")"); done
+    throttle
+    { clang++ "${common[@]}" "${objects[@]}" -lzip -o "$out/$name" || touch "$out/$name.failed"; } &
+done
 wait
 failed=("$out"/*.failed)
 if [ -e "${failed[0]}" ]; then echo "fuzz: these harnesses did not build: ${failed[*]}" >&2; exit 1; fi
