@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses for the corpus loader, the checkpoint reader, the PyTorch pickle reader, the
 # nanoGPT checkpoint import, the tokenizer readers (GPT-2's files, llm.c's .bin) with BPE itself, and GPT-2's model
-# readers (Hugging Face's safetensors, llm.c's .bin) (CI: 15 s each).
+# readers (Hugging Face's safetensors, llm.c's .bin) (CI: 10 s each).
 # Usage: scripts/fuzz.sh [SECONDS_EACH]   (default 60). A crash leaves crash-* files here: turn each into a
 # regression test (a case in tests/test_dataset.cpp, test_checkpoint.cpp, test_torch_pickle.cpp, test_nanogpt_io.cpp
 # test_bpe.cpp or test_gpt2_io.cpp feeding those bytes). Exits non-zero on a crash.
