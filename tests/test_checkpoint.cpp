@@ -234,6 +234,44 @@ TEST_CASE("a checkpoint written before tokens/s were kept reads back with tokens
     fs::remove(path);
 }
 
+TEST_CASE("an evaluation's tokens/s leaves out the warm-up steps, unless only they ran", "[checkpoint]") {
+    // the first steps of new programs compile pipelines on a CPU driver: at step 10 the tokens/s read a
+    // hundredth of the speed that followed
+    const Dataset& data = test::shakespeare();
+    Config c;
+    c.apply_preset("bigram");
+    c.eval_interval = 6;
+    c.eval_iters = 1;
+    Session run(test::ctx(), data, c, 1);
+    const double tokens = double(c.batch_size) * c.block_size;
+    auto interval = [&](int steps) {
+        double warm_s = 0, ordinary_s = 0;
+        int warm = 0, ordinary = 0;
+        for (int i = 0; i < steps; i++) {
+            SessionStep s = run.step();
+            (s.result.warmup ? warm_s : ordinary_s) += s.seconds;
+            (s.result.warmup ? warm : ordinary)++;
+        }
+        return std::make_tuple(warm, warm_s, ordinary, ordinary_s);
+    };
+    run.evaluate();
+    auto [warm, warm_s, ordinary, ordinary_s] = interval(6);
+    REQUIRE(warm >= 1);  // a new run's first step is a warm-up step
+    REQUIRE(ordinary >= 1);
+    SessionEval e = run.evaluate();
+    CHECK(e.eval.tps == Approx(ordinary * tokens / ordinary_s).epsilon(1e-12));
+    CHECK(e.ms_per_step == Approx(1e3 * ordinary_s / ordinary).epsilon(1e-12));
+    // new programs (another batch size), evaluated after their first step: that step is the speed there is
+    Config bigger = c;
+    bigger.batch_size = c.batch_size * 2;
+    run.trainer().set_live(bigger);
+    std::tie(warm, warm_s, ordinary, ordinary_s) = interval(1);
+    REQUIRE(warm == 1);
+    REQUIRE(ordinary == 0);
+    e = run.evaluate();
+    CHECK(e.eval.tps == Approx(2 * tokens / warm_s).epsilon(1e-12));
+}
+
 TEST_CASE("a failed save never touches the good checkpoint", "[checkpoint]") {
     const Dataset& data = test::shakespeare();
     Config c;

@@ -19,8 +19,8 @@ class Trainer;
 
 // What a run has seen, kept by whoever drives the Trainer (headless loop, app), saved with it.
 struct RunHistory {
-    // tps: training tokens/s since the evaluation before (0 at a run's first); -1: unknown (a checkpoint from before
-    // tokens/s were kept)
+    // tps: training tokens/s since the evaluation before, warm-up steps left out where others ran (0 at a run's
+    // first); -1: unknown (a checkpoint from before tokens/s were kept)
     struct Eval { int step; double train, val, tps = 0; };
     std::vector<Eval> evals;
     std::vector<float> step_losses;  // (steps,) raw per-step training loss

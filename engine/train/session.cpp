@@ -389,9 +389,10 @@ SessionStep Session::step() {
         throw;
     }
     s.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    m_train_s_since_eval += s.seconds;
-    m_tokens_since_eval += long(config().batch_size) * config().block_size;
-    m_steps_since_eval++;
+    Interval& iv = s.result.warmup ? m_speed.warmup : m_speed.ordinary;
+    iv.seconds += s.seconds;
+    iv.tokens += long(config().batch_size) * config().block_size;
+    iv.steps++;
     m_history.step_losses.push_back(s.result.loss);
     if (!s.result.finite) {
         m_diverged = true;
@@ -403,11 +404,10 @@ SessionStep Session::step() {
 SessionEval Session::evaluate(const std::function<void(int, int)>& progress) {
     EvalResult e = m_trainer->estimate_loss(progress);  // Interrupted: nothing below happens
     SessionEval out;
-    if (m_tokens_since_eval > 0 && m_train_s_since_eval > 0) m_last_tps = m_tokens_since_eval / m_train_s_since_eval;
+    const Interval& iv = m_speed.timed();
+    if (iv.tokens > 0 && iv.seconds > 0) m_last_tps = iv.tokens / iv.seconds;
     out.ms_per_step = ms_per_step_since_eval();
-    m_tokens_since_eval = 0;
-    m_steps_since_eval = 0;
-    m_train_s_since_eval = 0;
+    m_speed = {};
     out.eval = {step_count(), e.train, e.val, m_last_tps};
     m_history.evals.push_back(out.eval);
     if (m_recording) record_probe();

@@ -106,10 +106,8 @@ public:
     // n characters after `prompt` at the current weights, seeded (Trainer::generate); the events hear of it. Throws
     // Interrupted (the stop check) with the characters sampled so far.
     SessionSample sample(const std::string& prompt, int n_chars, uint64_t seed);
-    // Mean wall time of the steps since the last evaluation (0: none yet).
-    double ms_per_step_since_eval() const {
-        return m_steps_since_eval > 0 ? 1e3 * m_train_s_since_eval / m_steps_since_eval : 0;
-    }
+    // Mean wall time of the steps since the last evaluation (0: none yet), warm-up steps left out where others ran.
+    double ms_per_step_since_eval() const { return m_speed.timed().ms_per_step(); }
 
     // The run as a checkpoint, and written to `path` (atomically; throws attn::Error). save remembers the step.
     Checkpoint checkpoint();
@@ -220,10 +218,20 @@ private:
     TimeLapse m_timelapse;
     FaultInjection m_fault;
     bool m_diverged = false;
-    // training speed since the last evaluation (its tokens/s); m_last_tps stays when no step ran between two
-    double m_train_s_since_eval = 0, m_last_tps = 0;
-    long m_tokens_since_eval = 0;
-    int m_steps_since_eval = 0;
+    // Training speed since the last evaluation (its tokens/s). The first steps of newly recorded programs
+    // (StepResult::warmup) count apart: on a CPU driver they include compiling the pipelines, a hundred times an
+    // ordinary step, so they are the speed only where no other step ran.
+    struct Interval {
+        double seconds = 0;
+        long tokens = 0;
+        int steps = 0;
+        double ms_per_step() const { return steps > 0 ? 1e3 * seconds / steps : 0; }
+    };
+    struct Speed {
+        Interval ordinary, warmup;
+        const Interval& timed() const { return ordinary.steps > 0 ? ordinary : warmup; }
+    } m_speed;
+    double m_last_tps = 0;  // stays when no step ran between two evaluations
     bool m_recording = true;  // the time-lapse records at its steps and evaluations
     double m_record_s = 0;
     int m_saved_step = -1;
