@@ -2,7 +2,7 @@
 # A probe typed after a live run (Xvfb + openbox + xdotool): the window trains single-head to its end, then a new probe
 # typed into the Attention panel gets its views at every recorded step from the weights recorded there: at step 0 its
 # last row is near uniform, at the end peaked (the screenshot's cells), and the Samples panel's text at step 0 differs
-# from the one at the end; the Heads view's scores differ between the two steps, knocking the head out gives a
+# from the one at the end (and once the run ends, Samples shows text of its last weights); the Heads view's scores differ between the two steps, knocking the head out gives a
 # validation loss, and coloured by importance the trained head matters. Where things are and which step is shown come from F12's layout sidecar.
 # Usage: app_timelapse_live_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
@@ -13,7 +13,10 @@ window_session 300 "convert" '
     export ATTN_SHOT_LAYOUT=1
     start app.out --preset single-head --max-iters 1000 --eval-iters 5 --sample-chars 80 --autosave 0
     wait_steps 1000 || fail "the window did not train to step 1000"
-    new_layout
+    # paused at max iters, the Samples panel shows text of the last weights (not an earlier refresh'"'"'s)
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)" = 1000 ] && break; sleep 0.2; done
+    [ "$(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)" = 1000 ] ||
+        fail "paused at step 1000, Samples shows the sample of step $(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)"
     click_on probe_button
     new_layout
     type_into probe_field "to be"

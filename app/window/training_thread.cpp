@@ -345,6 +345,8 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview, con
     m_shown_b = m_run->trainer().display_batch();
     m_train_s_since_sample = 0;
     m_weights_changed = true;
+    m_sample_cost_ms = 0;
+    m_samples_since_build = 0;
     m_autosaved_step = -1;  // the autosave holds the previous model's step, if any: not this one's
     m_last_autosave = {};
     {
@@ -485,6 +487,7 @@ void TrainingThread::do_sample() {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     m_train_s_since_sample = 0;
     m_weights_changed = false;
+    m_sample_cost_ms = m_samples_since_build++ > 0 ? ms : 0;
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
     s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(sample.text),
@@ -493,7 +496,9 @@ void TrainingThread::do_sample() {
     s.sample_ms = ms;
     s.sample_s += ms * 1e-3;
     s.wall_s = active_s(Clock::now());
-    s.sample_every_steps = s.ms_per_step > 0 ? std::max(1, int(k_sample_ratio * ms / s.ms_per_step + 0.5)) : 0;
+    s.sample_every_steps = s.ms_per_step > 0 && m_sample_cost_ms > 0
+                               ? std::max(1, int(k_sample_ratio * m_sample_cost_ms / s.ms_per_step + 0.5))
+                               : 0;
     publish();
 }
 

@@ -231,6 +231,9 @@ private:
     using Clock = std::chrono::steady_clock;
     // Auto-sampling: a new sample once training took this many times the last sample (sampling <= 1/20 of the time).
     static constexpr double k_sample_ratio = 19.0;
+    // Paused (max iters, Space, Step once), the samples are brought up to the weights at once where a sample takes
+    // at most this long; a bigger model's waits for Sample now.
+    static constexpr double k_paused_sample_ms = 1000.0;
     // The Heads view's lines over every recorded step: models up to this many parameters (the lecture's presets),
     // whose each step's scores take milliseconds; a bigger model's scores are computed at the shown step only.
     static constexpr size_t k_head_lines_params = 2'000'000;
@@ -314,6 +317,10 @@ private:
     uint64_t m_sample_repeat = 0;
     double m_train_s_since_sample = 0;
     bool m_weights_changed = true;
+    // What a sample costs, for the schedule: 0 until a model's second sample, since its first compiles the
+    // generation pipelines (on a CPU driver with an empty shader cache, 800 ms against 14 ms after)
+    double m_sample_cost_ms = 0;
+    int m_samples_since_build = 0;
     Config m_cfg;  // copy for the thread (live values included)
     std::string m_prompt;
     int m_att_element = 0, m_att_layer = 0, m_att_head = 0;

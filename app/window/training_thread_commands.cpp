@@ -255,8 +255,10 @@ void TrainingThread::run() {
             // Sampling costs at most a twentieth of the time: sample again once training took 19x the last sample (a
             // lecture model's samples refresh about twice a second; sampling runs on one device, the other replicas
             // idle meanwhile: a tenth cost the window 7-10% of its training throughput, bench/RESULTS.md).
-            bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= k_sample_ratio * m_snap.sample_ms;
-            if (m_run && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample)) do_sample();
+            // Paused, the text is the weights' as they are (the end of a run) where a sample is quick.
+            bool auto_sample = m_weights_changed && m_train_s_since_sample * 1e3 >= k_sample_ratio * m_sample_cost_ms;
+            bool still = !p.running && m_weights_changed && m_sample_cost_ms > 0 && m_sample_cost_ms <= k_paused_sample_ms;
+            if (m_run && !m_snap.fatal && m_cfg.sample_chars > 0 && (p.sample || auto_sample || still)) do_sample();
         } catch (const DeviceError& e) {
             fail(Error(e.what() + rescue(p.autosave_path)), true);
         } catch (const std::exception& e) {
