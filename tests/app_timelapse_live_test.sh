@@ -2,8 +2,9 @@
 # A probe typed after a live run (Xvfb + openbox + xdotool): the window trains single-head to its end, then a new probe
 # typed into the Attention panel gets its views at every recorded step from the weights recorded there: at step 0 its
 # last row is near uniform, at the end peaked (the screenshot's cells), and the Samples panel's text at step 0 differs
-# from the one at the end (and once the run ends, Samples shows text of its last weights); the Heads view's scores differ between the two steps, knocking the head out gives a
-# validation loss, and coloured by importance the trained head matters. Where things are and which step is shown come from F12's layout sidecar.
+# from the one at the end (and once the run ends, Samples shows text of its last weights); the Heads view's scores
+# differ between the two steps, knocking the head out gives a validation loss, and coloured by importance the trained
+# head matters. Where things are and which step is shown come from F12's layout sidecar.
 # Usage: app_timelapse_live_test.sh ATTNLAB CORPUS  (0 pass, 1 fail, 77 skip)
 set -u
 BIN=${1:?usage: $0 attnlab corpus}
@@ -14,9 +15,9 @@ window_session 300 "convert" '
     start app.out --preset single-head --max-iters 1000 --eval-iters 5 --sample-chars 80 --autosave 0
     wait_steps 1000 || fail "the window did not train to step 1000"
     # paused at max iters, the Samples panel shows text of the last weights (not an earlier refresh'"'"'s)
-    for ((try = 0; try < 20; try++)); do new_layout; [ "$(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)" = 1000 ] && break; sleep 0.2; done
-    [ "$(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)" = 1000 ] ||
-        fail "paused at step 1000, Samples shows the sample of step $(awk '"'"'$1 == "samples_shown" { print $2 }'"'"' layout)"
+    shown() { awk "\$1 == \"samples_shown\" { print \$$1 }" layout; }
+    for ((try = 0; try < 20; try++)); do new_layout; [ "$(shown 2)" = 1000 ] && break; sleep 0.2; done
+    [ "$(shown 2)" = 1000 ] || fail "paused at step 1000, Samples shows the sample of step $(shown 2)"
     click_on probe_button
     new_layout
     type_into probe_field "to be"
@@ -24,7 +25,6 @@ window_session 300 "convert" '
     for ((try = 0; try < 20; try++)); do new_layout; [ "$(layout_field heatmap 5)" = 5 ] && break; done
     [ "$(layout_field heatmap 5)" = 5 ] || fail "the probe typed: want a map of 5 (layout: $(grep heatmap layout))"
     [ "$(layout_field probe_step 1)" = 1000 ] || fail "the new probe should show the last step, 1000 (shows $(layout_field probe_step 1))"
-    shown() { awk "\$1 == \"samples_shown\" { print \$$1 }" layout; }
     s_end=$(row_spread 5)
     # to step 0, then back to the end along the timeline (its right edge)
     click_on timeline_first

@@ -235,8 +235,8 @@ TEST_CASE("a checkpoint written before tokens/s were kept reads back with tokens
 }
 
 TEST_CASE("an evaluation's tokens/s leaves out the warm-up steps, unless only they ran", "[checkpoint]") {
-    // the first steps of new programs compile pipelines on a CPU driver: at step 10 the tokens/s read a
-    // hundredth of the speed that followed
+    // the first steps of new programs compile pipelines on a CPU driver: counted in, a new run's first tokens/s
+    // read far below the speed that follows
     const Dataset& data = test::shakespeare();
     Config c;
     c.apply_preset("bigram");

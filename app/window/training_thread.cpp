@@ -346,7 +346,7 @@ void TrainingThread::build(const Config& cfg, bool eval_start, bool preview, con
     m_train_s_since_sample = 0;
     m_weights_changed = true;
     m_sample_cost_ms = 0;
-    m_samples_since_build = 0;
+    m_sampled_since_build = false;
     m_autosaved_step = -1;  // the autosave holds the previous model's step, if any: not this one's
     m_last_autosave = {};
     {
@@ -487,7 +487,8 @@ void TrainingThread::do_sample() {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     m_train_s_since_sample = 0;
     m_weights_changed = false;
-    m_sample_cost_ms = m_samples_since_build++ > 0 ? ms : 0;
+    m_sample_cost_ms = m_sampled_since_build ? ms : 0;
+    m_sampled_since_build = true;
     std::lock_guard lk(m_mutex);
     Snapshot& s = m_snap;
     s.samples.push_back({step, s.evals.empty() ? 0.0 : s.evals.back().val, prompt, std::move(sample.text),

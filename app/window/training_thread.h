@@ -317,10 +317,10 @@ private:
     uint64_t m_sample_repeat = 0;
     double m_train_s_since_sample = 0;
     bool m_weights_changed = true;
-    // What a sample costs, for the schedule: 0 until a model's second sample, since its first compiles the
-    // generation pipelines (on a CPU driver with an empty shader cache, 800 ms against 14 ms after)
+    // What a sample costs, for the schedule: 0 until a model's second sample, since its first also compiles the
+    // generation pipelines (on a CPU driver with an empty shader cache, many times the sampling itself)
     double m_sample_cost_ms = 0;
-    int m_samples_since_build = 0;
+    bool m_sampled_since_build = false;
     Config m_cfg;  // copy for the thread (live values included)
     std::string m_prompt;
     int m_att_element = 0, m_att_layer = 0, m_att_head = 0;

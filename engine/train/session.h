@@ -219,7 +219,7 @@ private:
     FaultInjection m_fault;
     bool m_diverged = false;
     // Training speed since the last evaluation (its tokens/s). The first steps of newly recorded programs
-    // (StepResult::warmup) count apart: on a CPU driver they include compiling the pipelines, a hundred times an
+    // (StepResult::warmup) count apart: on a CPU driver they include compiling the pipelines, many times an
     // ordinary step, so they are the speed only where no other step ran.
     struct Interval {
         double seconds = 0;
